@@ -1,0 +1,208 @@
+"""The shared base of every implementation.
+
+* the operation registry (method name -> request/response models and the
+  spec's OperationId), derived from ``lance_namespace.LanceNamespace`` so it
+  follows the library pylance uses;
+* request normalisation: pylance's Rust core calls back with plain dicts,
+  Python callers pass models; every operation a subclass defines receives a
+  validated model, with identifier components checked once here;
+* properties: ``storage.*`` keys become pylance storage options.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+import pydantic
+from lance_namespace import LanceNamespace
+
+from .errors import InvalidInputError, LanceNamespaceError, UnsupportedOperationError
+from .identifiers import validate_id
+
+
+@dataclass(frozen=True)
+class Operation:
+    method: str  # snake_case method name
+    op_id: str  # the spec's OperationId, e.g. "DescribeTable"
+    request: type  # pydantic request model
+    response: type | None  # pydantic response model (None for str results)
+    has_data: bool  # takes Arrow IPC ``request_data`` bytes
+
+
+def _camel(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_"))
+
+
+def _build_registry() -> dict[str, Operation]:
+    ops = {}
+    for name, fn in inspect.getmembers(LanceNamespace, inspect.isfunction):
+        if name.startswith("_") or name == "namespace_id":
+            continue
+        sig = inspect.signature(fn)
+        params = list(sig.parameters.values())[1:]
+        if not params or not isinstance(params[0].annotation, type):
+            continue
+        ret = sig.return_annotation if isinstance(sig.return_annotation, type) else None
+        ops[name] = Operation(
+            method=name,
+            op_id=_camel(name),
+            request=params[0].annotation,
+            response=None if ret is str else ret,
+            has_data="request_data" in sig.parameters,
+        )
+    return ops
+
+
+#: method name -> Operation, for every operation of the interface.
+OPERATIONS: dict[str, Operation] = _build_registry()
+#: OperationId (and the seed spec's old names) -> Operation.
+BY_OP_ID: dict[str, Operation] = {op.op_id: op for op in OPERATIONS.values()}
+BY_OP_ID["GetNamespace"] = OPERATIONS["describe_namespace"]
+BY_OP_ID["GetTable"] = OPERATIONS["describe_table"]
+
+
+def coerce_request(request: Any, model: type) -> Any:
+    """A request given as a model, a dict, a JSON string or None -> ``model``."""
+    if isinstance(request, model):
+        return request
+    try:
+        if request is None:
+            return model()
+        if isinstance(request, (str, bytes)):
+            return model.model_validate_json(request)
+        if isinstance(request, pydantic.BaseModel):
+            return model.model_validate(request.model_dump(exclude_none=True))
+        if isinstance(request, Mapping):
+            return model.model_validate(dict(request))
+    except pydantic.ValidationError as e:
+        raise InvalidInputError(f"invalid {model.__name__}: {_short(e)}") from None
+    raise InvalidInputError(f"{model.__name__} must be an object, got {type(request).__name__}")
+
+
+def _short(e: pydantic.ValidationError) -> str:
+    parts = []
+    for err in e.errors()[:3]:
+        loc = ".".join(str(x) for x in err.get("loc", ()))
+        parts.append(f"{loc}: {err.get('msg')}" if loc else str(err.get("msg")))
+    return "; ".join(parts)
+
+
+def _normalising(fn: Callable, op: Operation) -> Callable:
+    @functools.wraps(fn)
+    def wrapper(self, request=None, *args, **kwargs):
+        req = coerce_request(request, op.request)
+        if getattr(req, "id", None) is not None:
+            validate_id(req.id)
+        try:
+            return fn(self, req, *args, **kwargs)
+        except pydantic.ValidationError as e:
+            # a backend building a response or sub-model from bad input
+            raise InvalidInputError(_short(e)) from None
+
+    wrapper.__lance_ns_wrapped__ = True  # type: ignore[attr-defined]
+    return wrapper
+
+
+_SECRET = re.compile(r"(secret|token|password|credential|key)", re.I)
+
+
+class NamespaceBase(LanceNamespace):
+    """Base of every lance-ns implementation.
+
+    Constructed as ``Impl(**properties)`` (string keys and values), which is
+    what ``lance_namespace.connect`` and pylance do.
+    """
+
+    #: the ``impl`` alias, also the prefix of this impl's tool-config keys.
+    impl_name: str = ""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for name, op in OPERATIONS.items():
+            fn = cls.__dict__.get(name)
+            if callable(fn) and not getattr(fn, "__lance_ns_wrapped__", False):
+                setattr(cls, name, _normalising(fn, op))
+
+    def __init__(self, **properties: str):
+        self.properties: dict[str, str] = {str(k): str(v) for k, v in properties.items() if v is not None}
+        self.storage_options: dict[str, str] = {
+            k[len("storage.") :]: v for k, v in self.properties.items() if k.startswith("storage.")
+        }
+
+    # -- properties ---------------------------------------------------------
+    def prop(self, key: str, default: str | None = None, required: bool = False) -> str | None:
+        value = self.properties.get(key)
+        if value in (None, ""):
+            if required:
+                raise InvalidInputError(f"{type(self).__name__} needs the {key!r} property")
+            return default
+        return value
+
+    def int_prop(self, key: str, default: int, minimum: int = 0) -> int:
+        raw = self.prop(key)
+        if raw is None:
+            return default
+        try:
+            value = int(raw)
+        except ValueError:
+            raise InvalidInputError(f"property {key!r} must be an integer, got {raw!r}") from None
+        if value < minimum:
+            raise InvalidInputError(f"property {key!r} must be >= {minimum}, got {value}")
+        return value
+
+    def bool_prop(self, key: str, default: bool) -> bool:
+        raw = self.prop(key)
+        if raw is None:
+            return default
+        if raw.lower() in ("true", "1", "yes", "on"):
+            return True
+        if raw.lower() in ("false", "0", "no", "off"):
+            return False
+        raise InvalidInputError(f"property {key!r} must be true or false, got {raw!r}")
+
+    # -- identity -----------------------------------------------------------
+    def namespace_id(self) -> str:
+        shown = {k: ("***" if _SECRET.search(k) else v) for k, v in sorted(self.properties.items())}
+        inner = ", ".join(f"{k}: {v!r}" for k, v in shown.items())
+        return f"{type(self).__name__} {{ {inner} }}"
+
+    def __repr__(self) -> str:
+        return self.namespace_id()
+
+    # -- spec extras ----------------------------------------------------------
+    @classmethod
+    def supported_operations(cls) -> list[str]:
+        """The spec's ListOperations: OperationIds this class implements."""
+        return sorted(
+            op.op_id
+            for name, op in OPERATIONS.items()
+            if getattr(cls, name, None) is not getattr(LanceNamespace, name, None)
+        )
+
+    def list_operations(self) -> list[str]:
+        return self.supported_operations()
+
+    # the seed spec's names
+    def get_namespace(self, request=None):
+        return self.describe_namespace(request)
+
+    def get_table(self, request=None):
+        return self.describe_table(request)
+
+    def call(self, op_id_or_method: str, request: Any = None, request_data: bytes | None = None):
+        """Invoke an operation by OperationId or method name (used by the server and CLI)."""
+        op = BY_OP_ID.get(op_id_or_method) or OPERATIONS.get(op_id_or_method)
+        if op is None:
+            raise UnsupportedOperationError(f"unknown operation {op_id_or_method!r}")
+        fn = getattr(self, op.method)
+        if op.has_data:
+            return fn(request, request_data if request_data is not None else b"")
+        return fn(request)
+
+
+def unsupported(what: str) -> LanceNamespaceError:
+    return UnsupportedOperationError(f"{what} is not supported by this namespace")

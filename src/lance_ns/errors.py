@@ -1,0 +1,162 @@
+"""The one error table: code -> name -> exception class -> HTTP status.
+
+Every backend raises the ``lance_namespace.errors`` classes so that pylance,
+LanceDB and our REST server all see the same numeric ``code``.  The REST
+server and client translate through :data:`ERRORS` only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lance_namespace.errors import (
+    ConcurrentModificationError,
+    ErrorCode,
+    InternalError,
+    InvalidInputError,
+    InvalidTableStateError,
+    LanceNamespaceError,
+    NamespaceAlreadyExistsError,
+    NamespaceNotEmptyError,
+    NamespaceNotFoundError,
+    PermissionDeniedError,
+    ServiceUnavailableError,
+    TableAlreadyExistsError,
+    TableBranchAlreadyExistsError,
+    TableBranchNotFoundError,
+    TableColumnNotFoundError,
+    TableIndexAlreadyExistsError,
+    TableIndexNotFoundError,
+    TableNotFoundError,
+    TableSchemaValidationError,
+    TableTagAlreadyExistsError,
+    TableTagNotFoundError,
+    TableVersionNotFoundError,
+    ThrottlingError,
+    TransactionNotFoundError,
+    UnauthenticatedError,
+    UnsupportedOperationError,
+)
+
+__all__ = [
+    "ERRORS",
+    "ErrorCode",
+    "ErrorInfo",
+    "LanceNamespaceError",
+    "error_from_code",
+    "http_status",
+    "error_body",
+    # re-exported classes
+    "UnsupportedOperationError",
+    "NamespaceNotFoundError",
+    "NamespaceAlreadyExistsError",
+    "NamespaceNotEmptyError",
+    "TableNotFoundError",
+    "TableAlreadyExistsError",
+    "TableIndexNotFoundError",
+    "TableIndexAlreadyExistsError",
+    "TableTagNotFoundError",
+    "TableTagAlreadyExistsError",
+    "TransactionNotFoundError",
+    "TableVersionNotFoundError",
+    "TableColumnNotFoundError",
+    "InvalidInputError",
+    "ConcurrentModificationError",
+    "PermissionDeniedError",
+    "UnauthenticatedError",
+    "ServiceUnavailableError",
+    "InternalError",
+    "InvalidTableStateError",
+    "TableSchemaValidationError",
+    "ThrottlingError",
+    "TableBranchNotFoundError",
+    "TableBranchAlreadyExistsError",
+]
+
+
+@dataclass(frozen=True)
+class ErrorInfo:
+    code: int
+    name: str
+    exc: type[LanceNamespaceError]
+    http_status: int
+
+
+def _row(exc: type[LanceNamespaceError], status: int) -> ErrorInfo:
+    code = int(exc.code)
+    return ErrorInfo(code, ErrorCode(code).name, exc, status)
+
+
+#: code -> ErrorInfo.  The only place HTTP statuses are decided.
+ERRORS: dict[int, ErrorInfo] = {
+    row.code: row
+    for row in (
+        _row(UnsupportedOperationError, 406),
+        _row(NamespaceNotFoundError, 404),
+        _row(NamespaceAlreadyExistsError, 409),
+        _row(NamespaceNotEmptyError, 409),
+        _row(TableNotFoundError, 404),
+        _row(TableAlreadyExistsError, 409),
+        _row(TableIndexNotFoundError, 404),
+        _row(TableIndexAlreadyExistsError, 409),
+        _row(TableTagNotFoundError, 404),
+        _row(TableTagAlreadyExistsError, 409),
+        _row(TransactionNotFoundError, 404),
+        _row(TableVersionNotFoundError, 404),
+        _row(TableColumnNotFoundError, 404),
+        _row(InvalidInputError, 400),
+        _row(ConcurrentModificationError, 409),
+        _row(PermissionDeniedError, 403),
+        _row(UnauthenticatedError, 401),
+        _row(ServiceUnavailableError, 503),
+        _row(InternalError, 500),
+        _row(InvalidTableStateError, 409),
+        _row(TableSchemaValidationError, 400),
+        _row(ThrottlingError, 429),
+        _row(TableBranchNotFoundError, 404),
+        _row(TableBranchAlreadyExistsError, 409),
+    )
+}
+
+#: HTTP status -> code, for peers that send a status without a usable body.
+_STATUS_FALLBACK: dict[int, int] = {
+    400: 13, 401: 16, 403: 15, 404: 4, 406: 0, 409: 14, 429: 21, 503: 17,
+}
+
+
+def error_from_code(code: int | None, message: str) -> LanceNamespaceError:
+    """The exception for a wire ``code`` (unknown codes become InternalError)."""
+    info = ERRORS.get(code) if isinstance(code, int) else None
+    return (info.exc if info else InternalError)(message)
+
+
+def error_from_status(status: int, message: str) -> LanceNamespaceError:
+    """Best guess for a response that carried no integer ``code``."""
+    return error_from_code(_STATUS_FALLBACK.get(status, 18), message)
+
+
+def code_of(exc: BaseException) -> int:
+    if isinstance(exc, LanceNamespaceError):
+        return int(exc.code)
+    return int(ErrorCode.INTERNAL)
+
+
+def http_status(exc_or_code: BaseException | int) -> int:
+    code = exc_or_code if isinstance(exc_or_code, int) else code_of(exc_or_code)
+    info = ERRORS.get(code)
+    return info.http_status if info else 500
+
+
+def error_body(exc: BaseException, instance: str | None = None) -> dict:
+    """The JSON ``ErrorResponse`` body for an exception (always an int ``code``)."""
+    code = code_of(exc)
+    message = str(exc) if isinstance(exc, LanceNamespaceError) else "internal error"
+    body = {
+        "error": message,
+        "code": code,
+        "type": ERRORS[code].name if code in ERRORS else "INTERNAL",
+        "detail": message,
+    }
+    if instance:
+        body["instance"] = instance
+    return body

@@ -1,0 +1,81 @@
+"""Identifiers: list <-> string forms, delimiters, and name validation.
+
+A name is never a path: every backend stores names in directories, object
+keys or catalog rows, so ``/``, ``\\``, ``..``, empty names and control
+characters are refused here, once, before any backend sees them.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from .errors import InvalidInputError
+
+DEFAULT_DELIMITER = "."
+#: The REST protocol's default delimiter for ``{id}`` path segments.
+REST_DELIMITER = "$"
+MAX_NAME_BYTES = 255  # the common file-name limit of local and object stores
+
+
+def name_problem(name: object) -> str | None:
+    """Why ``name`` is not a valid object name, or None if it is."""
+    if not isinstance(name, str):
+        return f"name must be a string, got {type(name).__name__}"
+    if name == "":
+        return "name must not be empty"
+    if name.strip() != name:
+        return f"name {name!r} must not start or end with white space"
+    if "/" in name or "\\" in name:
+        return f"name {name!r} must not contain '/' or '\\'"
+    if name in (".", "..") or ".." in name:
+        return f"name {name!r} must not contain '..'"
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
+        return f"name {name!r} must not contain control characters"
+    if len(name.encode("utf-8")) > MAX_NAME_BYTES:
+        return f"name is longer than {MAX_NAME_BYTES} bytes"
+    return None
+
+
+def validate_name(name: object, what: str = "name") -> str:
+    problem = name_problem(name)
+    if problem:
+        raise InvalidInputError(f"invalid {what}: {problem}")
+    return name  # type: ignore[return-value]
+
+
+def validate_id(parts: Sequence[str] | None, what: str = "identifier") -> list[str]:
+    """Validate every component of a list identifier (None/[] is the root)."""
+    if parts is None:
+        return []
+    if isinstance(parts, str):
+        raise InvalidInputError(f"{what} must be a list of names, got a string")
+    return [validate_name(p, f"{what} component") for p in parts]
+
+
+def parse_id(value: str | Sequence[str] | None, delimiter: str = DEFAULT_DELIMITER) -> list[str]:
+    """String or list form -> validated list form.  ``""``/None/``[]`` is the root.
+
+    In string form the root may also be written as the delimiter itself (the
+    REST protocol's ``$``).  Empty components (``a$$b``) are invalid input.
+    """
+    if value is None:
+        return []
+    if isinstance(value, str):
+        if not delimiter:
+            raise InvalidInputError("delimiter must not be empty")
+        if value in ("", delimiter):
+            return []
+        return validate_id(value.split(delimiter))
+    return validate_id(list(value))
+
+
+def to_string(parts: Iterable[str] | None, delimiter: str = DEFAULT_DELIMITER) -> str:
+    return delimiter.join(parts or [])
+
+
+def split_table_id(parts: Sequence[str] | None) -> tuple[list[str], str]:
+    """A table id -> (namespace id, table name); the table name is required."""
+    parts = validate_id(parts, "table identifier")
+    if not parts:
+        raise InvalidInputError("table identifier must not be empty")
+    return list(parts[:-1]), parts[-1]
