@@ -1,0 +1,110 @@
+"""DescribeTable's detailed metadata, read from the Lance table with pylance.
+
+Shared by every backend: the catalog stores only a location, the table
+itself knows its versions, schema and statistics.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+from lance_namespace_urllib3_client.models import (
+    JsonArrowDataType,
+    JsonArrowField,
+    JsonArrowSchema,
+    TableBasicStats,
+)
+
+from .errors import InvalidTableStateError, TableNotFoundError, TableVersionNotFoundError
+
+_SIMPLE = {
+    pa.null(): "null",
+    pa.bool_(): "bool",
+    pa.int8(): "int8",
+    pa.int16(): "int16",
+    pa.int32(): "int32",
+    pa.int64(): "int64",
+    pa.uint8(): "uint8",
+    pa.uint16(): "uint16",
+    pa.uint32(): "uint32",
+    pa.uint64(): "uint64",
+    pa.float16(): "float16",
+    pa.float32(): "float32",
+    pa.float64(): "float64",
+    pa.string(): "utf8",
+    pa.large_string(): "large_utf8",
+    pa.binary(): "binary",
+    pa.large_binary(): "large_binary",
+    pa.date32(): "date32",
+    pa.date64(): "date64",
+}
+
+
+def arrow_type_to_json(t: pa.DataType) -> JsonArrowDataType:
+    if t in _SIMPLE:
+        return JsonArrowDataType(type=_SIMPLE[t])
+    if pa.types.is_fixed_size_list(t):
+        return JsonArrowDataType(type="fixed_size_list", length=t.list_size, fields=[field_to_json(t.value_field)])
+    if pa.types.is_large_list(t):
+        return JsonArrowDataType(type="large_list", fields=[field_to_json(t.value_field)])
+    if pa.types.is_list(t):
+        return JsonArrowDataType(type="list", fields=[field_to_json(t.value_field)])
+    if pa.types.is_struct(t):
+        return JsonArrowDataType(type="struct", fields=[field_to_json(t.field(i)) for i in range(t.num_fields)])
+    if pa.types.is_map(t):
+        return JsonArrowDataType(type="map", fields=[field_to_json(t.key_field), field_to_json(t.item_field)])
+    if pa.types.is_fixed_size_binary(t):
+        return JsonArrowDataType(type="fixed_size_binary", length=t.byte_width)
+    if pa.types.is_dictionary(t):
+        return arrow_type_to_json(t.value_type)
+    # timestamps, decimals, durations...: arrow's own type string keeps unit/precision/zone
+    return JsonArrowDataType(type=str(t))
+
+
+def field_to_json(f: pa.Field) -> JsonArrowField:
+    meta = {k.decode(): v.decode() for k, v in (f.metadata or {}).items()} or None
+    return JsonArrowField(name=f.name, nullable=f.nullable, type=arrow_type_to_json(f.type), metadata=meta)
+
+
+def schema_to_json(schema: pa.Schema) -> JsonArrowSchema:
+    meta = {k.decode(): v.decode() for k, v in (schema.metadata or {}).items()} or None
+    return JsonArrowSchema(fields=[field_to_json(f) for f in schema], metadata=meta)
+
+
+def open_dataset(location, storage_options=None, version=None, tag=None):
+    """Open a Lance table, mapping 'no such version' to code 11 and 'no table' to 4."""
+    import lance
+
+    try:
+        base = lance.dataset(location, storage_options=storage_options or None)
+    except Exception as e:  # lance reports a missing dataset with its own error types
+        raise TableNotFoundError(f"no Lance table at {location!r}: {e}") from None
+    if version is None and tag is None:
+        return base
+    try:
+        return base.checkout_version(tag if tag is not None else version)
+    except Exception as e:
+        raise TableVersionNotFoundError(f"version {tag if tag is not None else version!r} of {location!r}: {e}") from None
+
+
+def fill_detail(resp, location, storage_options, request) -> None:
+    """Fill version/schema/stats (and is_only_declared) of a DescribeTableResponse."""
+    import lance
+
+    try:
+        lance.dataset(location, storage_options=storage_options or None)
+        declared_only = False
+    except Exception:
+        declared_only = True
+    if request.check_declared or request.load_detailed_metadata:
+        resp.is_only_declared = declared_only
+    if not (request.load_detailed_metadata or request.version is not None or request.tag):
+        return
+    if declared_only:
+        raise InvalidTableStateError(f"table at {location!r} is declared but has no data yet")
+    ds = open_dataset(location, storage_options, request.version, request.tag)
+    resp.version = ds.version
+    resp.var_schema = schema_to_json(ds.schema)
+    stats = ds.stats.dataset_stats()
+    resp.stats = TableBasicStats(num_deleted_rows=int(stats["num_deleted_rows"]), num_fragments=int(stats["num_fragments"]))
+    resp.metadata = {k: str(v) for k, v in stats.items()}
+    resp.table_uri = location

@@ -1,0 +1,86 @@
+"""An in-process catalog (impl ``memory``): namespaces and table entries in a
+dict, table data wherever the locations point (``root``, default: a fresh
+temporary directory).  For tests, notebooks and embedding; nothing survives
+the process, just like pyiceberg's in-memory catalog.
+"""
+
+from __future__ import annotations
+
+import copy
+import tempfile
+import threading
+from dataclasses import dataclass, field
+
+from ..catalog import CatalogNamespace, CatalogTable
+from ..errors import NamespaceAlreadyExistsError, TableAlreadyExistsError
+
+
+@dataclass
+class _Node:
+    properties: dict[str, str] = field(default_factory=dict)
+    children: dict[str, "_Node"] = field(default_factory=dict)
+    tables: dict[str, CatalogTable] = field(default_factory=dict)
+
+
+class MemoryNamespace(CatalogNamespace):
+    impl_name = "memory"
+
+    def __init__(self, **properties: str):
+        if not properties.get("root"):
+            properties = {**properties, "root": tempfile.mkdtemp(prefix="lance-ns-memory-")}
+        super().__init__(**properties)
+        self._tree = _Node()
+        self._lock = threading.RLock()
+
+    def _node(self, ns: list[str]) -> _Node | None:
+        node = self._tree
+        for name in ns:
+            node = node.children.get(name)
+            if node is None:
+                return None
+        return node
+
+    def _get_namespace(self, ns):
+        with self._lock:
+            node = self._node(ns)
+            return None if node is None else dict(node.properties)
+
+    def _list_namespaces(self, parent):
+        with self._lock:
+            node = self._node(parent)
+            return list(node.children) if node else []
+
+    def _create_namespace(self, ns, properties):
+        with self._lock:
+            parent = self._node(ns[:-1])
+            if ns[-1] in parent.children:
+                raise NamespaceAlreadyExistsError(f"namespace {ns!r} already exists")
+            parent.children[ns[-1]] = _Node(properties=dict(properties))
+
+    def _drop_namespace(self, ns):
+        with self._lock:
+            self._node(ns[:-1]).children.pop(ns[-1], None)
+
+    def _list_tables(self, ns):
+        with self._lock:
+            node = self._node(ns)
+            return [copy.deepcopy(t) for t in node.tables.values()] if node else []
+
+    def _get_table(self, ns, name):
+        with self._lock:
+            node = self._node(ns)
+            table = node.tables.get(name) if node else None
+            return copy.deepcopy(table)
+
+    def _create_table(self, ns, table):
+        with self._lock:
+            node = self._node(ns)
+            if table.name in node.tables:
+                raise TableAlreadyExistsError(f"table {table.name!r} already exists")
+            node.tables[table.name] = copy.deepcopy(table)
+
+    def _delete_table(self, ns, name):
+        with self._lock:
+            node = self._node(ns)
+            if node:
+                node.tables.pop(name, None)

@@ -1,0 +1,119 @@
+"""Table locations on local disk or object storage.
+
+Catalog backends store a location string; this module turns it into
+something pylance / pyarrow can open, checks that it holds a Lance table, and
+removes it on DropTable.  One place, so every backend treats locations alike.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from urllib.parse import urlparse
+
+from .errors import InvalidInputError
+
+
+def is_uri(location: str) -> bool:
+    scheme = urlparse(location).scheme
+    return len(scheme) > 1  # a Windows drive letter is not a scheme
+
+
+def check_location(location: object) -> str:
+    if not isinstance(location, str) or not location.strip():
+        raise InvalidInputError("location must be a non-empty string")
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in location):
+        raise InvalidInputError("location must not contain control characters")
+    return location
+
+
+def normalize_root(root: str) -> str:
+    """A root as given (URI, absolute or relative path) -> absolute form, no trailing '/'."""
+    root = check_location(root)
+    if is_uri(root):
+        return root.rstrip("/") if urlparse(root).path not in ("", "/") else root.rstrip("/")
+    return os.path.abspath(os.path.expanduser(root))
+
+
+def join(root: str, *parts: str) -> str:
+    if is_uri(root):
+        return posixpath.join(root.rstrip("/"), *parts)
+    return os.path.join(root, *parts)
+
+
+def resolve(root: str, location: str) -> str:
+    """A location relative to ``root`` (or already absolute / a URI) -> absolute form."""
+    location = check_location(location)
+    if is_uri(location):
+        if location.startswith("file://"):
+            return os.path.abspath(urlparse(location).path)
+        return location.rstrip("/")
+    if os.path.isabs(location) and not is_uri(root):
+        return os.path.normpath(location)
+    return join(root, location).rstrip("/") if is_uri(root) else os.path.normpath(join(root, location))
+
+
+def is_within(root: str, location: str) -> bool:
+    root_n = root.rstrip("/") + "/"
+    return (location.rstrip("/") + "/").startswith(root_n)
+
+
+def _filesystem(location: str, storage_options: dict[str, str] | None):
+    """(pyarrow filesystem, path) for a location, honouring S3 storage options."""
+    import pyarrow.fs as pafs
+
+    if not is_uri(location) or location.startswith("file://"):
+        path = urlparse(location).path if location.startswith("file://") else location
+        return pafs.LocalFileSystem(), os.path.abspath(path)
+    parsed = urlparse(location)
+    opts = {k.lower(): v for k, v in (storage_options or {}).items()}
+    if parsed.scheme in ("s3", "s3a"):
+        endpoint = opts.get("endpoint") or opts.get("aws_endpoint") or opts.get("endpoint_url")
+        kwargs = {}
+        if endpoint:
+            ep = urlparse(endpoint)
+            kwargs["endpoint_override"] = ep.netloc or endpoint
+            kwargs["scheme"] = ep.scheme or "https"
+        for src, dst in (
+            ("aws_access_key_id", "access_key"),
+            ("access_key_id", "access_key"),
+            ("aws_secret_access_key", "secret_key"),
+            ("secret_access_key", "secret_key"),
+            ("aws_session_token", "session_token"),
+            ("session_token", "session_token"),
+            ("aws_region", "region"),
+            ("region", "region"),
+        ):
+            if opts.get(src):
+                kwargs[dst] = opts[src]
+        return pafs.S3FileSystem(**kwargs), parsed.netloc + parsed.path
+    fs, path = pafs.FileSystem.from_uri(location)
+    return fs, path
+
+
+def delete_location(location: str, storage_options: dict[str, str] | None = None) -> None:
+    """Remove a table directory and everything under it (missing is fine)."""
+    import pyarrow.fs as pafs
+
+    fs, path = _filesystem(location, storage_options)
+    info = fs.get_file_info(path)
+    if info.type == pafs.FileType.NotFound:
+        return
+    if info.type == pafs.FileType.Directory:
+        fs.delete_dir(path)
+    else:
+        fs.delete_file(path)
+
+
+def lance_version(location: str, storage_options: dict[str, str] | None = None) -> int | None:
+    """The latest version of the Lance table at ``location``, or None if there is none."""
+    import lance
+
+    try:
+        return lance.dataset(location, storage_options=storage_options or None).version
+    except (ValueError, OSError, FileNotFoundError):
+        return None
+    except Exception as e:  # lance raises its own error types for a missing dataset
+        if "not found" in str(e).lower() or "does not exist" in str(e).lower():
+            return None
+        raise

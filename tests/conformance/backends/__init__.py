@@ -1,0 +1,70 @@
+"""Backends of the conformance suite.
+
+A backend joins the suite with a module in this package that defines
+``BACKENDS``, a list of :class:`Backend`.  Each ``start(tmp_dir)`` is a
+context manager, entered once per test session, that starts whatever the
+backend needs (a real server where one can run here) and yields a
+:class:`Ctx`.  The suite then creates its own uniquely named namespaces under
+``Ctx.parent`` and removes them afterwards.
+
+Select backends with ``LANCE_NS_BACKENDS=dir-local,memory`` (default: all).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import pkgutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, ContextManager
+
+from lance_namespace import LanceNamespace
+
+#: capabilities a backend may have; the suite checks the behaviour either way
+#: (e.g. without "cascade", a Cascade drop must answer Unsupported, code 0).
+CAPABILITIES = {
+    "nested",  # namespaces inside the suite's namespace
+    "cascade",  # DropNamespace behavior=Cascade
+    "data",  # pylance writes/reads table data through the namespace
+    "detail",  # DescribeTable load_detailed_metadata=True returns version/schema
+    "ns_properties",  # namespace properties round-trip
+    "table_properties",  # table properties round-trip
+    "register",  # RegisterTable of an existing Lance table location
+    "drop_missing_ok",  # DropNamespace of a missing namespace succeeds (Iceberg spec)
+}
+
+
+@dataclass
+class Ctx:
+    connect: Callable[[], LanceNamespace]
+    parent: list[str] = field(default_factory=list)
+    caps: frozenset[str] = frozenset()
+    #: where the suite may write Lance tables for RegisterTable (a location the
+    #: backend accepts) and the storage options pylance needs to write there
+    scratch: str | None = None
+    storage_options: dict[str, str] = field(default_factory=dict)
+    #: test name -> reason: where a third-party server departs from the spec
+    departures: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Backend:
+    name: str
+    start: Callable[[Path], ContextManager[Ctx]]
+    marks: tuple = ()
+
+
+def discover() -> list[Backend]:
+    found: list[Backend] = []
+    for info in pkgutil.iter_modules([str(Path(__file__).parent)]):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        found.extend(getattr(module, "BACKENDS", []))
+    wanted = os.environ.get("LANCE_NS_BACKENDS")
+    if wanted:
+        names = {w.strip() for w in wanted.split(",") if w.strip()}
+        unknown = names - {b.name for b in found}
+        if unknown:
+            raise RuntimeError(f"unknown backends in LANCE_NS_BACKENDS: {sorted(unknown)}")
+        found = [b for b in found if b.name in names]
+    return sorted(found, key=lambda b: b.name)

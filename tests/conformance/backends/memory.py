@@ -1,0 +1,21 @@
+"""The in-process catalog: the shared catalog algorithm with no service behind it."""
+
+from contextlib import contextmanager
+
+import lance_ns
+
+from . import Backend, Ctx
+
+
+@contextmanager
+def _start(tmp):
+    root = str(tmp / "memory")
+    ns = lance_ns.connect("memory", {"root": root})  # one catalog shared by every client
+    yield Ctx(
+        connect=lambda: ns,
+        caps=frozenset({"nested", "cascade", "data", "detail", "ns_properties", "table_properties", "register"}),
+        scratch=str(tmp / "memory-scratch"),
+    )
+
+
+BACKENDS = [Backend("memory", _start)]

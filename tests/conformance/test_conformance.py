@@ -1,0 +1,290 @@
+"""The behavioural suite every backend must pass (see backends/__init__.py).
+
+Each test runs in a fresh namespace (``scope.id``) under the backend's
+parent namespace.  Requests are sent as plain dicts, the form pylance's Rust
+core uses, except where a test checks the model form.
+"""
+
+from __future__ import annotations
+
+import lance
+import pyarrow as pa
+import pytest
+from lance_namespace import CreateNamespaceRequest, DescribeTableRequest, LanceNamespaceError
+
+INVALID_NAMES = ["", "a/b", "a\\b", "..", "x..y", "bad\x00name", "tab\tname", " lead"]
+
+
+def code_of(fn, *args):
+    with pytest.raises(LanceNamespaceError) as info:
+        fn(*args)
+    return int(info.value.code)
+
+
+def sample(n=10, start=0):
+    return pa.table({"id": pa.array(range(start, start + n), pa.int64()), "name": [f"n{i}" for i in range(start, start + n)]})
+
+
+# -- namespaces ----------------------------------------------------------------
+
+
+def test_namespace_lifecycle(scope):
+    c = scope.client
+    c.namespace_exists({"id": scope.id})
+    assert scope.id[-1] in c.list_namespaces({"id": scope.ctx.parent}).namespaces
+    assert code_of(c.create_namespace, {"id": scope.id}) == 2
+    assert code_of(c.create_namespace, {"id": scope.id, "mode": "Create"}) == 2
+    c.create_namespace({"id": scope.id, "mode": "ExistOk"})
+    c.create_namespace({"id": scope.id, "mode": "exist_ok"})
+    c.drop_namespace({"id": scope.id})
+    assert code_of(c.namespace_exists, {"id": scope.id}) == 1
+    assert code_of(c.describe_namespace, {"id": scope.id}) == 1
+    assert scope.id[-1] not in c.list_namespaces({"id": scope.ctx.parent}).namespaces
+    c.create_namespace({"id": scope.id})  # for the fixture's cleanup
+
+
+def test_drop_missing_namespace_modes(scope):
+    c = scope.client
+    missing = scope.ctx.parent + [scope.id[-1] + "_missing"]
+    if scope.has("drop_missing_ok"):
+        c.drop_namespace({"id": missing})
+    else:
+        assert code_of(c.drop_namespace, {"id": missing}) == 1
+        assert code_of(c.drop_namespace, {"id": missing, "mode": "Fail"}) == 1
+    c.drop_namespace({"id": missing, "mode": "Skip"})
+
+
+def test_missing_namespace_is_not_found(scope):
+    c = scope.client
+    missing = scope.ctx.parent + [scope.id[-1] + "_nope"]
+    assert code_of(c.describe_namespace, {"id": missing}) == 1
+    assert code_of(c.namespace_exists, {"id": missing}) == 1
+    assert code_of(c.list_tables, {"id": missing}) == 1
+    assert code_of(c.declare_table, {"id": missing + ["t"]}) == 1
+
+
+def test_namespace_properties_round_trip(scope):
+    if not scope.has("ns_properties"):
+        pytest.skip("backend stores no namespace properties")
+    c = scope.client
+    ns = scope.ctx.parent + [scope.id[-1] + "_p"]
+    try:
+        c.create_namespace({"id": ns, "properties": {"owner_team": "data", "purpose": "conformance"}})
+        props = c.describe_namespace({"id": ns}).properties
+        assert props["owner_team"] == "data" and props["purpose"] == "conformance"
+    finally:
+        c.drop_namespace({"id": ns, "mode": "Skip"})
+
+
+def test_model_and_dict_requests_agree(scope):
+    c = scope.client
+    ns = scope.ctx.parent + [scope.id[-1] + "_m"]
+    try:
+        c.create_namespace(CreateNamespaceRequest(id=ns))
+        assert code_of(c.create_namespace, {"id": ns}) == 2
+    finally:
+        c.drop_namespace({"id": ns, "mode": "Skip"})
+
+
+@pytest.mark.parametrize("bad", INVALID_NAMES, ids=repr)
+def test_invalid_names_are_refused_and_nothing_is_written(scope, bad):
+    c = scope.client
+    before_ns = c.list_namespaces({"id": scope.id}).namespaces if scope.has("nested") else None
+    before_tables = c.list_tables({"id": scope.id}).tables
+    target = scope.id if scope.has("nested") else scope.ctx.parent
+    assert code_of(c.create_namespace, {"id": target + [bad]}) == 13
+    assert code_of(c.declare_table, {"id": scope.child(bad)}) == 13
+    assert code_of(c.describe_table, {"id": scope.child(bad)}) == 13
+    if before_ns is not None:
+        assert c.list_namespaces({"id": scope.id}).namespaces == before_ns
+    assert c.list_tables({"id": scope.id}).tables == before_tables
+
+
+@pytest.mark.parametrize("field,value", [("mode", "Sometimes"), ("behavior", "Explode")])
+def test_unknown_modes_are_invalid_input(scope, field, value):
+    c = scope.client
+    if field == "mode":
+        assert code_of(c.create_namespace, {"id": scope.id, "mode": value}) == 13
+    assert code_of(c.drop_namespace, {"id": scope.id, field: value}) == 13
+    c.namespace_exists({"id": scope.id})  # still there
+
+
+def test_root_cannot_be_created_or_dropped(scope):
+    c = scope.client
+    if scope.ctx.parent:
+        pytest.skip("backend's namespaces live below a fixed parent")
+    assert code_of(c.create_namespace, {"id": []}) == 13
+    assert code_of(c.drop_namespace, {"id": []}) == 13
+
+
+def test_nested_namespaces(scope):
+    c = scope.client
+    if not scope.has("nested"):
+        pytest.skip("backend has no namespace level below the suite's namespace")
+    c.create_namespace({"id": scope.child("inner")})
+    assert c.list_namespaces({"id": scope.id}).namespaces == ["inner"]
+    c.declare_table({"id": scope.child("inner", "t")})
+    assert c.list_tables({"id": scope.child("inner")}).tables == ["t"]
+    assert code_of(c.drop_namespace, {"id": scope.id}) == 3
+    assert code_of(c.create_namespace, {"id": scope.child("nope", "x")}) == 1
+
+
+def test_namespace_paging(scope):
+    c = scope.client
+    if not scope.has("nested"):
+        pytest.skip("backend has no namespace level below the suite's namespace")
+    names = [f"ns{i:02d}" for i in range(7)]
+    for n in reversed(names):
+        c.create_namespace({"id": scope.child(n)})
+    assert c.list_namespaces({"id": scope.id}).namespaces == names
+    assert _all_pages(c.list_namespaces, scope.id, "namespaces", 3) == names
+
+
+def _all_pages(fn, ns, field, limit):
+    out, token, pages = [], None, 0
+    while True:
+        resp = fn({"id": ns, "limit": limit, "page_token": token})
+        got = getattr(resp, field)
+        assert len(got) <= limit
+        out += got
+        pages += 1
+        token = resp.page_token
+        if not token:
+            return out
+        assert pages < 100, "paging does not terminate"
+
+
+def test_negative_limit_is_invalid(scope):
+    assert code_of(scope.client.list_tables, {"id": scope.id, "limit": -1}) == 13
+
+
+# -- tables --------------------------------------------------------------------
+
+
+def test_declare_describe_list_exists(scope):
+    c = scope.client
+    resp = c.declare_table({"id": scope.child("events")})
+    assert resp.location
+    c.table_exists({"id": scope.child("events")})
+    d = c.describe_table({"id": scope.child("events")})
+    assert d.location == resp.location
+    assert c.list_tables({"id": scope.id}).tables == ["events"]
+    assert code_of(c.declare_table, {"id": scope.child("events")}) == 5
+
+
+def test_missing_table_is_not_found(scope):
+    c = scope.client
+    assert code_of(c.describe_table, {"id": scope.child("ghost")}) == 4
+    assert code_of(c.table_exists, {"id": scope.child("ghost")}) == 4
+    assert code_of(c.drop_table, {"id": scope.child("ghost")}) == 4
+    assert code_of(c.deregister_table, {"id": scope.child("ghost")}) == 4
+
+
+def test_table_properties_round_trip(scope):
+    if not scope.has("table_properties"):
+        pytest.skip("backend stores no table properties")
+    c = scope.client
+    c.declare_table({"id": scope.child("p"), "properties": {"team": "ml"}})
+    props = c.describe_table({"id": scope.child("p")}).properties
+    assert props["team"] == "ml"
+
+
+def test_table_paging_is_sorted_complete_and_bounded(scope):
+    c = scope.client
+    names = [f"tbl_{i:02d}" for i in range(7)]
+    for n in reversed(names):
+        c.declare_table({"id": scope.child(n)})
+    assert c.list_tables({"id": scope.id}).tables == names
+    for limit in (1, 3, 7, 50):
+        assert _all_pages(c.list_tables, scope.id, "tables", limit) == names
+
+
+def test_drop_namespace_restrict_and_cascade(scope):
+    c = scope.client
+    c.declare_table({"id": scope.child("t")})
+    assert code_of(c.drop_namespace, {"id": scope.id}) == 3
+    assert code_of(c.drop_namespace, {"id": scope.id, "behavior": "Restrict"}) == 3
+    c.table_exists({"id": scope.child("t")})  # nothing lost
+    if scope.has("cascade"):
+        c.drop_namespace({"id": scope.id, "behavior": "Cascade"})
+        assert code_of(c.namespace_exists, {"id": scope.id}) == 1
+        c.create_namespace({"id": scope.id})
+    else:
+        assert code_of(c.drop_namespace, {"id": scope.id, "behavior": "Cascade"}) == 0
+        c.table_exists({"id": scope.child("t")})
+
+
+def test_write_and_read_through_namespace(scope):
+    if not scope.has("data"):
+        pytest.skip("backend's table locations are not writable here")
+    c = scope.client
+    tid = scope.child("data")
+    lance.write_dataset(sample(10), namespace_client=c, table_id=tid, mode="create")
+    lance.write_dataset(sample(5, 10), namespace_client=c, table_id=tid, mode="append")
+    ds = lance.dataset(namespace_client=c, table_id=tid)
+    assert ds.count_rows() == 15
+    assert sorted(ds.to_table(columns=["id"])["id"].to_pylist()) == list(range(15))
+    lance.write_dataset(sample(3), namespace_client=c, table_id=tid, mode="overwrite")
+    assert lance.dataset(namespace_client=c, table_id=tid).count_rows() == 3
+    assert "data" in c.list_tables({"id": scope.id}).tables
+
+
+def test_detailed_metadata(scope):
+    if not (scope.has("data") and scope.has("detail")):
+        pytest.skip("backend returns no detailed metadata")
+    c = scope.client
+    tid = scope.child("detail")
+    lance.write_dataset(sample(4), namespace_client=c, table_id=tid, mode="create")
+    lance.write_dataset(sample(4), namespace_client=c, table_id=tid, mode="append")
+    d = c.describe_table(DescribeTableRequest(id=tid, load_detailed_metadata=True))
+    assert d.version == 2
+    assert [f.name for f in d.var_schema.fields] == ["id", "name"]
+    old = c.describe_table({"id": tid, "version": 1, "load_detailed_metadata": True})
+    assert old.version == 1
+    assert code_of(c.describe_table, {"id": tid, "version": 99, "load_detailed_metadata": True}) == 11
+
+
+def test_deregister_keeps_data_and_register_brings_it_back(scope):
+    if not (scope.has("data") and scope.has("register")):
+        pytest.skip("backend cannot register existing locations here")
+    c = scope.client
+    tid = scope.child("reg")
+    lance.write_dataset(sample(6), namespace_client=c, table_id=tid, mode="create")
+    location = c.describe_table({"id": tid}).location
+    out = c.deregister_table({"id": tid})
+    assert out.location == location
+    assert "reg" not in c.list_tables({"id": scope.id}).tables
+    assert code_of(c.describe_table, {"id": tid}) == 4
+    assert lance.dataset(location, storage_options=scope.ctx.storage_options or None).count_rows() == 6
+    c.register_table({"id": tid, "location": location})
+    assert lance.dataset(namespace_client=c, table_id=tid).count_rows() == 6
+    assert code_of(c.register_table, {"id": tid, "location": location}) == 5
+    c.register_table({"id": tid, "location": location, "mode": "Overwrite"})
+    assert code_of(c.register_table, {"id": scope.child("reg2"), "location": location + "_nothing_here"}) == 13
+    assert "reg2" not in c.list_tables({"id": scope.id}).tables
+
+
+def test_drop_table_removes_entry_and_data(scope):
+    if not scope.has("data"):
+        pytest.skip("backend's table locations are not writable here")
+    c = scope.client
+    tid = scope.child("gone")
+    lance.write_dataset(sample(3), namespace_client=c, table_id=tid, mode="create")
+    location = c.describe_table({"id": tid}).location
+    c.drop_table({"id": tid})
+    assert code_of(c.describe_table, {"id": tid}) == 4
+    with pytest.raises(Exception):
+        lance.dataset(location, storage_options=scope.ctx.storage_options or None)
+
+
+def test_declared_table_then_create_with_pylance(scope):
+    if not scope.has("data"):
+        pytest.skip("backend's table locations are not writable here")
+    c = scope.client
+    tid = scope.child("declared")
+    c.declare_table({"id": tid})
+    # pylance's create mode declares the table itself, so a declared table is
+    # already taken; appending to a declared-only table is how data arrives.
+    with pytest.raises(Exception):
+        lance.write_dataset(sample(2), namespace_client=c, table_id=tid, mode="create")
+    assert "declared" in c.list_tables({"id": scope.id}).tables
