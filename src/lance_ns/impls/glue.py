@@ -1,0 +1,429 @@
+"""AWS Glue Data Catalog (impl ``glue``), on boto3.
+
+Namespaces (``impl-glue.md``): the root namespace ``[]`` is the catalog named
+by ``catalog_id`` (default: the caller's account catalog).  Below it:
+
+* a **database** is always a leaf: ``[db]`` is a database of the root catalog,
+  ``[c1, ..., ck, db]`` a database of the catalog chain ``c1/.../ck``;
+* a **catalog** is any other level: ``[c1]`` a child catalog of the root
+  catalog (Glue id ``<account>:c1``), ``[c1, c2]`` its child (``<account>:c1/c2``).
+
+So the root's level 1 lists the root catalog's own databases AND its child
+catalogs (GetDatabases + GetCatalogs ParentCatalogId=root, Recursive=false;
+the root itself, which IncludeRoot would add, is ``[]``).  This keeps the
+everyday Glue layout, one account catalog of databases, as plain ``db$table``
+ids, and gives the spec's ``catalog$database$table`` for multi-level catalogs.
+Should a database and a child catalog share a name, the database wins where
+the id ends and the catalog is the path through it.
+
+CreateNamespace makes a database (in the catalog of the parent id) unless the
+properties ask ``glue.namespace_type=catalog``; Glue's CreateCatalog has no
+parent, so catalogs are created only at level 1 below the account catalog
+(deeper ones, e.g. federated ``s3tablescatalog/<bucket>``, are made by their
+services and browsed here).  Glue endpoints without the catalog APIs (moto,
+some compatible metastores) behave as an account with databases only.
+
+Tables are ``EXTERNAL_TABLE`` objects with ``Parameters.table_type=lance``
+(case-insensitive on read) and ``StorageDescriptor.Location``; other tables
+are hidden from listings and are InvalidInput (13) to Describe/Deregister.
+Only RESTRICT drops (CASCADE is Unsupported, code 0).  DescribeTable with
+``load_detailed_metadata`` reads version/schema from the table with pylance
+(a superset of the spec's location-only answer).  Errors:
+EntityNotFound -> 1/4, AlreadyExists -> 2/5, AccessDenied and credential
+failures -> 16, InvalidInput -> 13, throttling / unavailable / internal /
+connection failures (after botocore's retries) -> 17.
+
+Credentials: the AWS default chain, static keys, session keys, or an
+assumed role (``assume_role_*``) whose credentials botocore refreshes before
+they expire.  ``retry_mode`` (standard|adaptive|legacy, default standard) and
+``max_attempts`` (default 5) tune botocore's retries.  An endpoint without
+STS needs ``catalog_id`` set to name multi-level catalogs.
+"""
+
+from __future__ import annotations
+
+import datetime
+import threading
+from typing import Any, Iterator
+
+import boto3
+import botocore.credentials
+import botocore.exceptions
+import botocore.loaders
+import botocore.session
+from botocore.config import Config
+
+from ..catalog import CatalogNamespace, CatalogTable
+from ..errors import (
+    ConcurrentModificationError,
+    InvalidInputError,
+    LanceNamespaceError,
+    NamespaceAlreadyExistsError,
+    NamespaceNotFoundError,
+    ServiceUnavailableError,
+    TableAlreadyExistsError,
+    TableNotFoundError,
+    UnauthenticatedError,
+    UnsupportedOperationError,
+)
+from ..identifiers import to_string
+
+EXTERNAL_TABLE = "EXTERNAL_TABLE"
+NAMESPACE_TYPE_KEY = "glue.namespace_type"
+DATABASE, CATALOG = "database", "catalog"
+
+_DENIED = {
+    "AccessDeniedException", "AccessDenied", "UnrecognizedClientException", "InvalidClientTokenId",
+    "ExpiredTokenException", "ExpiredToken", "InvalidSignatureException", "SignatureDoesNotMatch",
+    "MissingAuthenticationTokenException", "IncompleteSignature",
+}  # fmt: skip
+_UNAVAILABLE = {
+    "ThrottlingException", "Throttling", "ServiceUnavailable", "ServiceUnavailableException",
+    "InternalServiceException", "InternalFailure", "OperationTimeoutException",
+    "RequestLimitExceeded", "TooManyRequestsException", "SlowDown", "RequestTimeout",
+}  # fmt: skip
+_INVALID = {"InvalidInputException", "ValidationException", "InvalidParameterValueException"}
+# what an endpoint without the catalog APIs answers (moto: HTTP 500 "Code: 500")
+_NO_API = {"500", "501", "NotImplemented", "UnknownOperationException", "InvalidAction"}
+#: custom endpoints found without the catalog API in this process
+_NO_CATALOG_API: set[str] = set()
+
+
+_LOADER = None
+
+
+def _botocore_session() -> botocore.session.Session:
+    """A fresh session sharing one model loader: parsing Glue's service model
+    once per process makes a new namespace cost milliseconds, not a second."""
+    global _LOADER
+    if _LOADER is None:
+        _LOADER = botocore.loaders.create_loader()
+    session = botocore.session.Session()
+    session.register_component("data_loader", _LOADER)
+    return session
+
+
+def _now() -> datetime.datetime:
+    """The clock assumed-role credentials are checked against (tests move it)."""
+    return datetime.datetime.now(datetime.timezone.utc)
+
+
+def _code(exc: Exception) -> str:
+    return exc.response.get("Error", {}).get("Code", "") if isinstance(exc, botocore.exceptions.ClientError) else ""
+
+
+class GlueNamespace(CatalogNamespace):
+    impl_name = "glue"
+    lance_table_kind = EXTERNAL_TABLE
+    supports_cascade = False  # the spec: RESTRICT only
+
+    def __init__(self, **properties: str):
+        super().__init__(**properties)
+        self.catalog_id = self.prop("catalog_id")
+        self._account: str | None = None
+        # None: not probed yet; an endpoint known to lack the catalog API is
+        # remembered per process (each probe costs botocore's retries of a 500)
+        self._catalog_api: bool | None = False if self.prop("endpoint") in _NO_CATALOG_API else None
+        self._lock = threading.Lock()
+        try:
+            self._boto = self._session()
+            self.glue = self._boto.client("glue", endpoint_url=self.prop("endpoint"), config=self._config())
+        except botocore.exceptions.BotoCoreError as e:  # NoRegionError, bad endpoint, ...
+            raise InvalidInputError(f"cannot configure the Glue client: {e}") from e
+
+    # -- client configuration ------------------------------------------------------
+    def _config(self) -> Config:
+        mode = self.prop("retry_mode", "standard")
+        if mode not in ("standard", "adaptive", "legacy"):
+            raise InvalidInputError(f"retry_mode must be standard, adaptive or legacy, got {mode!r}")
+        return Config(retries={"mode": mode, "total_max_attempts": self.int_prop("max_attempts", 5, minimum=1)})
+
+    def _session(self) -> boto3.Session:
+        """The four authentication methods of the spec, in one botocore session."""
+        base = _botocore_session()
+        region = self.prop("region")
+        if region:
+            base.set_config_variable("region", region)
+        key, secret = self.prop("access_key_id"), self.prop("secret_access_key")
+        if bool(key) != bool(secret):
+            raise InvalidInputError("access_key_id and secret_access_key must be given together")
+        if key:
+            base.set_credentials(key, secret, self.prop("session_token"))
+        role = self.prop("assume_role_arn")
+        if not role:
+            return boto3.Session(botocore_session=base)
+        self._sts = boto3.Session(botocore_session=base).client(
+            "sts", region_name=self.prop("assume_role_region") or region, config=self._config()
+        )
+        duration = self.int_prop("assume_role_timeout_sec", 3600, minimum=900)  # STS minimum
+        creds = botocore.credentials.DeferredRefreshableCredentials(
+            refresh_using=lambda: self._assume_role(role, duration),
+            method="assume-role",
+            time_fetcher=lambda: _now(),
+        )
+        # Refresh a quarter of the way before expiry (botocore's 15/10 minutes
+        # would refresh on every call for the shortest STS sessions).
+        creds._advisory_refresh_timeout = min(15 * 60, duration // 4)
+        creds._mandatory_refresh_timeout = min(10 * 60, duration // 6)
+        assumed = _botocore_session()
+        if region:
+            assumed.set_config_variable("region", region)
+        assumed._credentials = creds  # botocore has no public setter for a refreshable provider
+        self._credentials = creds
+        return boto3.Session(botocore_session=assumed)
+
+    def _assume_role(self, role: str, duration: int) -> dict[str, str]:
+        kwargs: dict[str, Any] = {
+            "RoleArn": role,
+            "RoleSessionName": self.prop("assume_role_session_name", "lance-ns-glue"),
+            "DurationSeconds": duration,
+        }
+        if self.prop("assume_role_external_id"):
+            kwargs["ExternalId"] = self.prop("assume_role_external_id")
+        c = self._sts.assume_role(**kwargs)["Credentials"]
+        return {
+            "access_key": c["AccessKeyId"],
+            "secret_key": c["SecretAccessKey"],
+            "token": c["SessionToken"],
+            "expiry_time": c["Expiration"].isoformat(),
+        }
+
+    # -- ids -------------------------------------------------------------------------
+    def _root_id(self) -> str:
+        """The root catalog's id (``catalog_id`` or the account, via STS once)."""
+        if self.catalog_id:
+            return self.catalog_id
+        with self._lock:
+            if self._account is None:
+                sts = self._boto.client("sts", region_name=self.glue.meta.region_name, config=self._config())
+                self._account = sts.get_caller_identity()["Account"]
+            return self._account
+
+    def _catalog_id(self, chain: list[str]) -> str | None:
+        """Glue CatalogId of a catalog chain (None: the default catalog)."""
+        if not chain:
+            return self.catalog_id
+        root = self._root_id()
+        return root + ("/" if ":" in root else ":") + "/".join(chain)
+
+    def _cat_kw(self, chain: list[str]) -> dict[str, str]:
+        cid = self._catalog_id(chain)
+        return {"CatalogId": cid} if cid else {}
+
+    # -- catalog API (absent on moto and some compatible endpoints) -----------------
+    def _catalog_call(self, method: str, **kwargs) -> dict | None:
+        """A catalog-API call; None if the entity or the API itself is missing."""
+        if self._catalog_api is False:
+            return None
+        try:
+            out = getattr(self.glue, method)(**kwargs)
+        except botocore.exceptions.ClientError as e:
+            if _code(e) == "EntityNotFoundException":
+                self._catalog_api = True
+                return None
+            if _code(e) in _NO_API or e.response.get("ResponseMetadata", {}).get("HTTPStatusCode") == 501:
+                self._catalog_api = False
+                if self.prop("endpoint"):  # never for AWS itself: it has the API
+                    _NO_CATALOG_API.add(self.prop("endpoint"))
+                return None
+            raise
+        self._catalog_api = True
+        return out
+
+    def _get_catalog(self, chain: list[str]) -> dict | None:
+        out = self._catalog_call("get_catalog", CatalogId=self._catalog_id(chain))
+        return out["Catalog"] if out else None
+
+    def _child_catalogs(self, chain: list[str]) -> Iterator[str]:
+        kwargs: dict[str, Any] = {"Recursive": False, "IncludeRoot": False}
+        parent = self._catalog_id(chain)
+        if parent:
+            kwargs["ParentCatalogId"] = parent
+        while True:
+            out = self._catalog_call("get_catalogs", **kwargs)
+            if out is None:
+                return
+            for cat in out.get("CatalogList", []):
+                cid = cat.get("CatalogId") or ""
+                # a child's own name is the last part of its id (account:parent/child)
+                name = cid.split(":", 1)[-1].rsplit("/", 1)[-1] if ":" in cid else cat["Name"]
+                if cid != parent:
+                    yield name
+            if not out.get("NextToken"):
+                return
+            kwargs["NextToken"] = out["NextToken"]
+
+    # -- namespace primitives ------------------------------------------------------------
+    def _resolve(self, ns: list[str]) -> tuple[str, dict[str, str]] | None:
+        """(DATABASE|CATALOG, Parameters) of a namespace, or None if it is missing."""
+        if len(ns) > 1 and self._get_catalog(ns[:-1]) is None:
+            return None  # databases and catalogs below level 1 live in a catalog chain
+        try:
+            db = self.glue.get_database(Name=ns[-1], **self._cat_kw(ns[:-1]))["Database"]
+            return DATABASE, dict(db.get("Parameters") or {})
+        except botocore.exceptions.ClientError as e:
+            if _code(e) != "EntityNotFoundException":
+                raise
+        cat = self._get_catalog(ns)
+        return (CATALOG, dict(cat.get("Parameters") or {})) if cat is not None else None
+
+    def _kind(self, ns: list[str]) -> str | None:
+        found = self._resolve(ns)
+        return found[0] if found else None
+
+    def _get_namespace(self, ns):
+        found = self._resolve(ns)
+        return found[1] if found else None
+
+    def _list_namespaces(self, parent):
+        if parent and self._kind(parent) == DATABASE:
+            return []  # a database holds tables only
+        pages = self.glue.get_paginator("get_databases").paginate(**self._cat_kw(parent))
+        names = [db["Name"] for page in pages for db in page.get("DatabaseList", [])]
+        return names + list(self._child_catalogs(parent))
+
+    def namespace_properties_in(self, properties):
+        props = dict(properties or {})
+        if NAMESPACE_TYPE_KEY in props:  # checked before anything is created
+            kind = str(props[NAMESPACE_TYPE_KEY]).lower()
+            if kind not in (DATABASE, CATALOG):
+                raise InvalidInputError(f"{NAMESPACE_TYPE_KEY} must be {DATABASE!r} or {CATALOG!r}, got {kind!r}")
+            props[NAMESPACE_TYPE_KEY] = kind
+        return props
+
+    def _create_namespace(self, ns, properties):
+        props = dict(properties)
+        kind = props.pop(NAMESPACE_TYPE_KEY, DATABASE)
+        if len(ns) > 1 and self._kind(ns[:-1]) == DATABASE:
+            raise InvalidInputError(f"{to_string(ns[:-1])!r} is a Glue database: it holds tables, not namespaces")
+        try:
+            if kind == DATABASE:
+                self.glue.create_database(DatabaseInput={"Name": ns[-1], "Parameters": props}, **self._cat_kw(ns[:-1]))
+                return
+            if len(ns) > 1 or (self.catalog_id and ":" in self.catalog_id):
+                raise UnsupportedOperationError("Glue creates catalogs only directly below the account catalog")
+            if self._catalog_call("create_catalog", Name=ns[-1], CatalogInput={"Parameters": props}) is None:
+                raise UnsupportedOperationError("this Glue endpoint has no catalog API (CreateCatalog)")
+        except botocore.exceptions.ClientError as e:
+            if _code(e) == "AlreadyExistsException":
+                raise NamespaceAlreadyExistsError(f"namespace {to_string(ns)!r} already exists") from e
+            raise
+
+    def _drop_namespace(self, ns):
+        kind = self._kind(ns)
+        try:
+            if kind == DATABASE:
+                self.glue.delete_database(Name=ns[-1], **self._cat_kw(ns[:-1]))
+            elif kind == CATALOG:
+                self.glue.delete_catalog(CatalogId=self._catalog_id(ns))
+        except botocore.exceptions.ClientError as e:
+            if _code(e) != "EntityNotFoundException":  # dropped meanwhile: the goal is reached
+                raise
+
+    # -- table primitives ----------------------------------------------------------------
+    def _table_kw(self, ns: list[str]) -> dict[str, str]:
+        return {"DatabaseName": ns[-1], **self._cat_kw(ns[:-1])}
+
+    @staticmethod
+    def _table(t: dict) -> CatalogTable:
+        return CatalogTable(
+            name=t["Name"],
+            location=(t.get("StorageDescriptor") or {}).get("Location"),
+            properties=dict(t.get("Parameters") or {}),
+            kind=t.get("TableType"),
+        )
+
+    def _list_tables(self, ns):
+        if len(ns) > 1 and self._catalog_api is False:
+            return []
+        try:
+            pages = self.glue.get_paginator("get_tables").paginate(**self._table_kw(ns))
+            return [self._table(t) for page in pages for t in page.get("TableList", [])]
+        except botocore.exceptions.ClientError as e:
+            if _code(e) == "EntityNotFoundException":
+                return []  # a catalog (not a database): no tables
+            raise
+
+    def _get_table(self, ns, name):
+        if len(ns) > 1 and self._catalog_api is False:
+            return None
+        try:
+            return self._table(self.glue.get_table(Name=name, **self._table_kw(ns))["Table"])
+        except botocore.exceptions.ClientError as e:
+            if _code(e) == "EntityNotFoundException":
+                return None
+            raise
+
+    @staticmethod
+    def _table_input(table: CatalogTable) -> dict:
+        return {
+            "Name": table.name,
+            "TableType": EXTERNAL_TABLE,
+            "Parameters": dict(table.properties),
+            "StorageDescriptor": {"Location": table.location or ""},
+        }
+
+    def _create_table(self, ns, table):
+        try:
+            self.glue.create_table(TableInput=self._table_input(table), **self._table_kw(ns))
+        except botocore.exceptions.ClientError as e:
+            if _code(e) == "AlreadyExistsException":
+                raise TableAlreadyExistsError(f"table {to_string(ns + [table.name])!r} already exists") from e
+            if _code(e) == "EntityNotFoundException":
+                if self._kind(ns) == CATALOG:
+                    raise InvalidInputError(f"{to_string(ns)!r} is a Glue catalog; tables live in databases") from e
+                raise NamespaceNotFoundError(f"namespace {to_string(ns)!r} does not exist") from e
+            raise
+
+    def _replace_table(self, ns, table):
+        try:  # one atomic UpdateTable rather than delete + create
+            self.glue.update_table(TableInput=self._table_input(table), **self._table_kw(ns))
+        except botocore.exceptions.ClientError as e:
+            if _code(e) == "EntityNotFoundException":
+                raise TableNotFoundError(f"table {to_string(ns + [table.name])!r} does not exist") from e
+            raise
+
+    def _delete_table(self, ns, name):
+        try:
+            self.glue.delete_table(Name=name, **self._table_kw(ns))
+        except botocore.exceptions.ClientError as e:
+            if _code(e) == "EntityNotFoundException":
+                raise TableNotFoundError(f"table {to_string(ns + [name])!r} does not exist") from e
+            raise
+
+    # -- errors ------------------------------------------------------------------------------
+    def translate_error(self, exc: Exception) -> LanceNamespaceError | None:
+        if isinstance(exc, botocore.exceptions.ClientError):
+            code, msg = _code(exc), exc.response.get("Error", {}).get("Message") or str(exc)
+            status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
+            text = f"Glue {code}: {msg}"
+            if code == "EntityNotFoundException":
+                return NamespaceNotFoundError(text)
+            if code == "AlreadyExistsException":
+                return NamespaceAlreadyExistsError(text)
+            if code in _DENIED or status in (401, 403):
+                return UnauthenticatedError(text)  # the Glue spec's "16 Forbidden"
+            if code in _INVALID:
+                return InvalidInputError(text)
+            if code == "ConcurrentModificationException":
+                return ConcurrentModificationError(text)
+            if code in _UNAVAILABLE or status in (429, 502, 503, 504):
+                return ServiceUnavailableError(text)
+            if code in _NO_API:
+                return UnsupportedOperationError(text)
+            return None
+        if isinstance(exc, (botocore.exceptions.ConnectionError, botocore.exceptions.HTTPClientError)):
+            return ServiceUnavailableError(f"Glue endpoint unreachable: {exc}")
+        if isinstance(
+            exc,
+            (
+                botocore.exceptions.NoCredentialsError,
+                botocore.exceptions.PartialCredentialsError,
+                botocore.exceptions.CredentialRetrievalError,
+            ),
+        ):
+            return UnauthenticatedError(f"AWS credentials: {exc}")
+        if isinstance(exc, (botocore.exceptions.ParamValidationError, botocore.exceptions.NoRegionError)):
+            return InvalidInputError(str(exc))
+        return None
+

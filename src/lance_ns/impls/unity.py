@@ -1,0 +1,303 @@
+"""Unity Catalog backend (impl ``unity``), per ``spec/impl-unity.md``.
+
+The hierarchy is Unity's own, fixed: ``catalog.schema.table``.  The root
+lists catalogs, a catalog lists its schemas, and only schemas hold tables.
+Namespaces are created and dropped only at level 2 (schemas), as the spec
+says; catalogs are an administrator's business (Unity's ``POST /catalogs``
+needs metastore-level rights), so level 1 answers Unsupported (code 0).
+
+A Lance table is an ``EXTERNAL`` table with ``data_source_format=TEXT`` (Unity
+knows no ``LANCE`` format), property ``table_type=lance`` and its
+``storage_location``.  ``columns`` carry the Lance table's Arrow schema in
+Unity's form (:mod:`.unity_columns`) when a Lance table exists at the
+location (RegisterTable); a declared table has no data yet, so it is created
+with ``columns: []`` (the contract has no table update to fill them later).
+
+Properties: ``endpoint`` (required; ``/api/2.1/unity-catalog`` is appended
+unless present), ``auth_token`` (bearer), ``connect_timeout`` /
+``read_timeout`` (ms, 10000 / 300000), ``max_retries`` (3),
+``retry_backoff_ms`` (100) / ``retry_max_backoff_ms`` (5000) for exponential
+backoff with full jitter, ``root`` (``/tmp/lance``), ``storage.*``.
+
+Unity servers differ in their error bodies: up to 0.3 they answer 404
+``NOT_FOUND`` and 409 ``ALREADY_EXISTS``; from 0.4 ``*_NOT_FOUND`` and 400
+``*_ALREADY_EXISTS``.  Both are understood; a generic code is resolved by
+what the request was about (a namespace or a table).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import Iterable, Iterator
+from urllib.parse import quote
+
+import httpx
+
+from .. import storage
+from ..catalog import CatalogNamespace, CatalogTable
+from ..errors import (
+    ConcurrentModificationError,
+    InternalError,
+    InvalidInputError,
+    LanceNamespaceError,
+    NamespaceAlreadyExistsError,
+    NamespaceNotEmptyError,
+    NamespaceNotFoundError,
+    PermissionDeniedError,
+    ServiceUnavailableError,
+    TableAlreadyExistsError,
+    TableNotFoundError,
+    ThrottlingError,
+    UnauthenticatedError,
+    UnsupportedOperationError,
+)
+from ..identifiers import to_string
+
+API_PREFIX = "/api/2.1/unity-catalog"
+EXTERNAL = "EXTERNAL"
+#: page sizes asked for; the contract caps tables at 50, the others at 1000
+TABLE_PAGE = 50
+OTHER_PAGE = 1000
+
+#: the server was not reached: safe to retry any request
+_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+#: the request may have been processed: retried only when it reads
+_MAYBE_SENT = (httpx.ReadTimeout, httpx.WriteTimeout, httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError)
+#: a refusal before any work (gateway, overload): safe to retry writes too
+_REFUSED = frozenset({429, 502, 503, 504})
+
+
+class UnityError(Exception):
+    """A non-2xx answer of the Unity server; ``about`` is "namespace" or "table"."""
+
+    def __init__(self, status: int, error_code: str, message: str, about: str):
+        super().__init__(f"Unity Catalog answered {status} {error_code}: {message}")
+        self.status, self.error_code, self.message, self.about = status, error_code, message, about
+
+    @property
+    def not_found(self) -> bool:
+        return self.status == 404 or self.error_code.endswith("NOT_FOUND")
+
+    @property
+    def about_table(self) -> bool:
+        """A specific code (>= 0.4) names its object; a generic one (<= 0.3) is read by context."""
+        if self.error_code.startswith(("CATALOG_", "SCHEMA_")):
+            return False
+        return self.error_code.startswith("TABLE_") or self.about == "table"
+
+    @property
+    def already_exists(self) -> bool:
+        return self.error_code.endswith("ALREADY_EXISTS") or (self.status == 409 and not self.error_code)
+
+
+class UnityNamespace(CatalogNamespace):
+    impl_name = "unity"
+    lance_table_kind = EXTERNAL
+    table_depths = (2,)
+    max_depth = 2
+    creatable_depths = (2,)
+    supports_cascade = False  # the spec: only Restrict drops
+    default_root = "/tmp/lance"
+
+    def __init__(self, **properties: str):
+        super().__init__(**properties)
+        endpoint = self.prop("endpoint", required=True).rstrip("/")
+        self.endpoint = endpoint if endpoint.endswith(API_PREFIX) else endpoint + API_PREFIX
+        self.max_retries = self.int_prop("max_retries", 3)
+        self.backoff_ms = self.int_prop("retry_backoff_ms", 100)
+        self.max_backoff_ms = self.int_prop("retry_max_backoff_ms", 5000)
+        connect = self.int_prop("connect_timeout", 10000, minimum=1) / 1000
+        read = self.int_prop("read_timeout", 300000, minimum=1) / 1000
+        headers = {"Accept": "application/json"}
+        if self.prop("auth_token"):
+            headers["Authorization"] = f"Bearer {self.prop('auth_token')}"
+        self._http = httpx.Client(
+            base_url=self.endpoint,
+            headers=headers,
+            timeout=httpx.Timeout(read, connect=connect, pool=connect),
+        )
+
+    def close(self) -> None:
+        self._http.close()
+
+    # -- HTTP -----------------------------------------------------------------
+    def _call(self, method: str, path: str, about: str, params: dict | None = None, body: dict | None = None) -> dict:
+        resp = self._send(method, path, params, body)
+        if resp.is_success:
+            return resp.json() if resp.content else {}
+        try:
+            err = resp.json()
+        except ValueError:
+            err = {}
+        if not isinstance(err, dict):
+            err = {}
+        raise UnityError(resp.status_code, str(err.get("error_code") or ""), str(err.get("message") or resp.text[:200]), about)
+
+    def _send(self, method: str, path: str, params: dict | None, body: dict | None) -> httpx.Response:
+        reads = method == "GET"
+        attempt = 0
+        while True:
+            try:
+                resp = self._http.request(method, path, params=params, json=body)
+            except _NOT_SENT as e:
+                failure: Exception = e
+            except _MAYBE_SENT as e:
+                if not reads:
+                    raise ServiceUnavailableError(f"Unity Catalog at {self.endpoint}: {method} {path} failed: {e!r}") from e
+                failure = e
+            else:
+                retry = resp.status_code in _REFUSED or (reads and resp.status_code >= 500)
+                if not retry or attempt >= self.max_retries:
+                    return resp
+                failure = None
+            if attempt >= self.max_retries:
+                raise ServiceUnavailableError(
+                    f"Unity Catalog at {self.endpoint} unreachable after {attempt + 1} attempts: {failure!r}"
+                ) from failure
+            attempt += 1
+            ceiling = min(self.max_backoff_ms, self.backoff_ms * 2 ** (attempt - 1))
+            time.sleep(random.uniform(0, ceiling) / 1000)  # full jitter: clients do not retry in step
+
+    def _pages(self, path: str, field: str, params: dict, page: int, about: str) -> Iterator[dict]:
+        """Every item of a Unity listing, following ``next_page_token``."""
+        token, seen = None, set()
+        while True:
+            query = dict(params, max_results=page)
+            if token:
+                query["page_token"] = token
+            body = self._call("GET", path, about, params=query)
+            yield from body.get(field) or []
+            token = body.get("next_page_token")
+            if not token:
+                return
+            if token in seen:
+                raise InternalError(f"Unity Catalog repeated page token {token!r} for {path}")
+            seen.add(token)
+
+    @staticmethod
+    def _full(*names: str) -> str:
+        for name in names:
+            if "." in name:
+                raise InvalidInputError(f"Unity Catalog names cannot contain '.': {name!r}")
+        return quote(".".join(names), safe="")
+
+    # -- errors -----------------------------------------------------------------
+    def translate_error(self, exc: Exception) -> LanceNamespaceError | None:
+        if not isinstance(exc, UnityError):
+            return None
+        if exc.status == 401:
+            return UnauthenticatedError(str(exc))
+        if exc.status == 403 or exc.error_code == "PERMISSION_DENIED":
+            return PermissionDeniedError(str(exc))
+        if exc.not_found:
+            return (TableNotFoundError if exc.about_table else NamespaceNotFoundError)(str(exc))
+        if exc.already_exists:
+            return (TableAlreadyExistsError if exc.about_table else NamespaceAlreadyExistsError)(str(exc))
+        if exc.status == 409:  # a conflict that is not a duplicate: someone else changed it
+            return ConcurrentModificationError(str(exc))
+        if exc.status == 400 and exc.error_code in ("INVALID_ARGUMENT", "INVALID_PARAMETER_VALUE"):
+            return InvalidInputError(str(exc))
+        if exc.status == 429:
+            return ThrottlingError(str(exc))
+        if exc.status == 503:
+            return ServiceUnavailableError(str(exc))
+        return InternalError(str(exc))
+
+    # -- namespaces ---------------------------------------------------------------
+    def _get_namespace(self, ns):
+        path = f"/catalogs/{self._full(ns[0])}" if len(ns) == 1 else f"/schemas/{self._full(*ns)}"
+        try:
+            info = self._call("GET", path, "namespace")
+        except UnityError as e:
+            if e.not_found:
+                return None
+            raise
+        return dict(info.get("properties") or {})
+
+    def _list_namespaces(self, parent):
+        if not parent:
+            return [c["name"] for c in self._pages("/catalogs", "catalogs", {}, OTHER_PAGE, "namespace")]
+        params = {"catalog_name": parent[0]}
+        return [s["name"] for s in self._pages("/schemas", "schemas", params, OTHER_PAGE, "namespace")]
+
+    def _create_namespace(self, ns, properties):
+        catalog, schema = ns
+        self._full(schema)
+        self._call("POST", "/schemas", "namespace", body={"name": schema, "catalog_name": catalog, "properties": properties})
+
+    def _drop_namespace(self, ns):
+        try:
+            self._call("DELETE", f"/schemas/{self._full(*ns)}", "namespace")
+        except UnityError as e:
+            if e.error_code == "FAILED_PRECONDITION":  # tables appeared since our check
+                raise NamespaceNotEmptyError(f"namespace {to_string(ns)!r} is not empty: {e.message}") from e
+            raise
+
+    def drop_namespace(self, request):
+        # Catalogs are not ours to drop (see the module docstring); refuse before
+        # the shared algorithm looks at what the catalog holds.
+        if request.id is not None and len(request.id) == 1:
+            raise UnsupportedOperationError("Unity catalogs cannot be dropped through Lance; drop schemas (catalog.schema)")
+        return super().drop_namespace(request)
+
+    # -- tables -------------------------------------------------------------------
+    @staticmethod
+    def _table(info: dict) -> CatalogTable:
+        return CatalogTable(
+            name=info["name"],
+            location=info.get("storage_location"),
+            properties=dict(info.get("properties") or {}),
+            kind=info.get("table_type"),
+        )
+
+    def _list_tables(self, ns) -> Iterable[CatalogTable]:
+        if len(ns) != 2:
+            return []
+        params = {"catalog_name": ns[0], "schema_name": ns[1]}
+        return [self._table(t) for t in self._pages("/tables", "tables", params, TABLE_PAGE, "namespace")]
+
+    def _get_table(self, ns, name):
+        try:
+            return self._table(self._call("GET", f"/tables/{self._full(*ns, name)}", "table"))
+        except UnityError as e:
+            if e.not_found:
+                return None
+            raise
+
+    def _create_table(self, ns, table):
+        self._full(table.name)
+        body = {
+            "name": table.name,
+            "catalog_name": ns[0],
+            "schema_name": ns[1],
+            "table_type": EXTERNAL,
+            "data_source_format": "TEXT",
+            "storage_location": table.location,
+            "properties": table.properties,
+            "columns": self._columns_at(table),
+        }
+        try:  # a 404 here means the parent schema is gone: a namespace error
+            self._call("POST", "/tables", "namespace", body=body)
+        except UnityError as e:
+            if e.already_exists:
+                raise TableAlreadyExistsError(f"table {to_string(ns + [table.name])!r} already exists: {e.message}") from e
+            raise
+
+    def _columns_at(self, table: CatalogTable) -> list[dict]:
+        """Unity columns of the Lance table at the location ([] when none exists yet)."""
+        opts = self._table_storage_options(table)
+        if not table.location or storage.lance_version(table.location, opts) is None:
+            return []
+        import lance
+
+        from .unity_columns import columns_from_arrow
+
+        schema = lance.dataset(table.location, storage_options=opts or None).schema
+        try:
+            return columns_from_arrow(schema)
+        except ValueError as e:
+            raise InvalidInputError(f"cannot describe {table.location!r} to Unity Catalog: {e}") from e
+
+    def _delete_table(self, ns, name):
+        self._call("DELETE", f"/tables/{self._full(*ns, name)}", "table")

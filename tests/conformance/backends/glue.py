@@ -1,0 +1,44 @@
+"""AWS Glue on a real moto server (Glue + S3 + STS on 127.0.0.1).
+
+Table data lives in moto's S3 (``root=s3://<bucket>/warehouse``), written and
+read by pylance with the storage options below.  moto has no Glue catalog
+APIs, so the suite sees an account catalog of databases: one level of
+namespaces (no "nested"); the multi-level catalog paths are covered in
+tests/glue/ with botocore's Stubber.
+"""
+
+from contextlib import contextmanager
+
+import boto3
+
+import lance_ns
+from tests.servers.moto import ACCOUNT_ID, REGION, client_kwargs, moto_server, s3_storage_options
+
+from . import Backend, Ctx
+
+BUCKET = "lance-glue-conformance"
+
+
+@contextmanager
+def _start(tmp):
+    with moto_server() as endpoint:
+        boto3.client("s3", **client_kwargs(endpoint)).create_bucket(Bucket=BUCKET)
+        opts = s3_storage_options(endpoint)
+        props = {
+            "endpoint": endpoint,
+            "region": REGION,
+            "catalog_id": ACCOUNT_ID,
+            "access_key_id": "testing",
+            "secret_access_key": "testing",
+            "root": f"s3://{BUCKET}/warehouse",
+            **{f"storage.{k}": v for k, v in opts.items()},
+        }
+        yield Ctx(
+            connect=lambda: lance_ns.connect("glue", props),
+            caps=frozenset({"data", "detail", "ns_properties", "table_properties", "register"}),
+            scratch=f"s3://{BUCKET}/scratch",
+            storage_options=opts,
+        )
+
+
+BACKENDS = [Backend("glue", _start)]

@@ -1,0 +1,109 @@
+"""A real moto server (AWS S3, Glue, STS) for tests, on 127.0.0.1 and a free port.
+
+``moto_server()`` starts ONE ``ThreadedMotoServer`` per test process on first
+use (it shares one in-memory AWS account across every client, like a real
+account) and stops it at interpreter exit; it yields the endpoint URL.
+Readiness is a real call (``sts get_caller_identity``).  Tests keep their
+state apart with unique names (buckets, databases), never by restarting.
+
+moto answers any credentials; the fixed test keys below are what the clients
+sign with.  Known gaps of moto (checked with moto 5.2): no Glue catalog APIs
+(GetCatalog/GetCatalogs/CreateCatalog answer 500 NotImplemented), no
+pagination (everything in one page), CatalogId is not used for scoping.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import threading
+from contextlib import contextmanager
+
+ACCESS_KEY = "testing"
+SECRET_KEY = "testing"
+REGION = "us-east-1"
+ACCOUNT_ID = "123456789012"  # moto's default account
+
+_lock = threading.Lock()
+_server = None
+_endpoint: str | None = None
+
+
+def _start() -> str:
+    global _server, _endpoint
+    from moto.server import ThreadedMotoServer
+
+    # moto logs a traceback for every API it lacks (Glue's catalog APIs); the
+    # client sees the 500 anyway, so keep test output readable
+    logging.getLogger("werkzeug").setLevel(logging.CRITICAL)
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    endpoint = f"http://{host}:{port}"
+    _wait_ready(endpoint)
+    _server, _endpoint = server, endpoint
+    atexit.register(_stop)
+    return endpoint
+
+
+def _wait_ready(endpoint: str, timeout: float = 20.0) -> None:
+    import time
+
+    import boto3
+
+    sts = boto3.client("sts", **client_kwargs(endpoint))
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            sts.get_caller_identity()
+            return
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
+def _stop() -> None:
+    global _server, _endpoint
+    with _lock:
+        if _server is not None:
+            _server.stop()
+        _server, _endpoint = None, None
+
+
+def client_kwargs(endpoint: str) -> dict:
+    """Keyword arguments for ``boto3.client(service, **...)`` against the server."""
+    return {
+        "endpoint_url": endpoint,
+        "region_name": REGION,
+        "aws_access_key_id": ACCESS_KEY,
+        "aws_secret_access_key": SECRET_KEY,
+    }
+
+
+def s3_storage_options(endpoint: str) -> dict[str, str]:
+    """pylance / object_store storage options for moto's S3."""
+    return {
+        "endpoint": endpoint,
+        "allow_http": "true",
+        "aws_access_key_id": ACCESS_KEY,
+        "aws_secret_access_key": SECRET_KEY,
+        "region": REGION,
+    }
+
+
+def shared_endpoint() -> str:
+    """The endpoint URL of this process's moto server (started on first use)."""
+    with _lock:
+        if _endpoint is None:
+            # no proxy for the local server, whatever the environment says
+            os.environ.setdefault("NO_PROXY", "127.0.0.1,localhost")
+            return _start()
+        return _endpoint
+
+
+@contextmanager
+def moto_server():
+    """Context manager yielding the endpoint URL of the shared moto server."""
+    yield shared_endpoint()
