@@ -96,7 +96,17 @@ def delete_location(location: str, storage_options: dict[str, str] | None = None
     import pyarrow.fs as pafs
 
     fs, path = _filesystem(location, storage_options)
-    info = fs.get_file_info(path)
+    try:
+        info = fs.get_file_info(path)
+    except OSError:
+        if not is_uri(location):
+            raise
+        # Some object stores refuse HEAD on a prefix (SeaweedFS table buckets
+        # answer AccessDenied) but allow listing and deleting its objects.
+        for item in fs.get_file_info(pafs.FileSelector(path, recursive=True, allow_not_found=True)):
+            if item.type == pafs.FileType.File:
+                fs.delete_file(item.path)
+        return
     if info.type == pafs.FileType.NotFound:
         return
     if info.type == pafs.FileType.Directory:

@@ -1,0 +1,62 @@
+"""Iceberg REST backend: our client (impl ``iceberg``) against a REAL server,
+SeaweedFS ``weed mini`` (its Iceberg REST catalog and its S3), started once per
+test session by tests/servers/seaweedfs.py.
+
+The suite's namespaces live in the warehouse (the table bucket), and tables
+at ``s3://<warehouse>/<namespace>/<table>`` -- root ``s3://`` makes the spec's
+default location ``{root}/{warehouse}/{namespace}/{table}`` exactly that, the
+one place SeaweedFS lets S3 clients write inside a table bucket -- so pylance
+writes and reads the data through the namespace on SeaweedFS's S3.
+
+SeaweedFS's departures from the Iceberg REST spec (duplicate CreateTable
+answers 200, ListTables of a missing namespace answers [], unfiltered
+ListNamespaces includes nested namespaces, CreateNamespace needs no parent,
+DropNamespace ignores nested children) are all covered by the shared
+algorithm checking existence first.  One departure no client can undo is an
+expected (strict) failure below: DeregisterTable deletes the data.
+tests/iceberg/test_seaweedfs_departures.py shows each departure on the raw
+server and our client's spec behaviour next to it.
+"""
+
+from contextlib import contextmanager
+
+import lance_ns
+
+from ...servers.seaweedfs import seaweedfs_server
+from . import Backend, Ctx
+
+
+def client_properties(server) -> dict[str, str]:
+    props = {
+        "endpoint": server.iceberg_url,
+        "credential": server.credential,
+        "root": "s3://",
+    }
+    props.update({f"storage.{k}": v for k, v in server.storage_options().items()})
+    return props
+
+
+@contextmanager
+def _start(tmp):
+    with seaweedfs_server() as server:
+        props = client_properties(server)
+        yield Ctx(
+            connect=lambda: lance_ns.connect("iceberg", props),
+            parent=[server.warehouse],
+            caps=frozenset(
+                {"nested", "data", "detail", "ns_properties", "table_properties", "register", "drop_missing_ok"}
+            ),
+            storage_options=server.storage_options(),
+            departures=DEPARTURES,
+        )
+
+
+#: where SeaweedFS departs from the Iceberg REST spec in a way no client can undo
+DEPARTURES = {
+    "test_deregister_keeps_data_and_register_brings_it_back": (
+        "SeaweedFS deletes a table's files on DELETE .../tables/{t}?purgeRequested=false "
+        "(the spec keeps them), so deregistered Lance data is gone"
+    ),
+}
+
+BACKENDS = [Backend("iceberg", _start)]
