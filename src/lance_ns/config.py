@@ -147,6 +147,31 @@ def named_config(name: str, path: str | os.PathLike | None = None) -> dict[str, 
     return props
 
 
+#: ``LANCE_NS_IMPL=dir`` selects the implementation for tools reading the environment
+IMPL_ENV = "LANCE_NS_IMPL"
+
+
+def env_config(environ: Mapping[str, str] | None = None) -> dict[str, str] | None:
+    """The flat tool config given by environment variables, or None.
+
+    The spec's tool-integration keys as variables: ``LANCE_NS_IMPL=dir`` is
+    ``impl``; ``LANCE_NS_DIR_ROOT=/data`` is ``dir.root`` (the impl value,
+    upper-cased, as the prefix; a double underscore is a dot:
+    ``LANCE_NS_DIR_STORAGE__REGION`` is ``dir.storage.region``).
+    """
+    env = os.environ if environ is None else environ
+    impl = env.get(IMPL_ENV)
+    if not impl:
+        return None
+    prefix = impl if impl in IMPLS else impl.rsplit(":", 1)[-1].rsplit(".", 1)[-1]
+    key_prefix = "LANCE_NS_" + "".join(c if c.isalnum() else "_" for c in prefix).upper() + "_"
+    config = {"impl": impl}
+    for key, value in env.items():
+        if key.startswith(key_prefix) and len(key) > len(key_prefix):
+            config[f"{prefix}.{key[len(key_prefix):].lower().replace('__', '.')}"] = value
+    return config
+
+
 def _flatten(d: Mapping[str, object], prefix: str = "") -> dict[str, object]:
     out: dict[str, object] = {}
     for k, v in d.items():

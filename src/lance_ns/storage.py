@@ -31,12 +31,17 @@ def normalize_root(root: str) -> str:
     """A root as given (URI, absolute or relative path) -> absolute form, no trailing '/'."""
     root = check_location(root)
     if is_uri(root):
-        return root.rstrip("/") if urlparse(root).path not in ("", "/") else root.rstrip("/")
+        parsed = urlparse(root)
+        if not parsed.netloc and parsed.path in ("", "/"):
+            return f"{parsed.scheme}://"  # a bare scheme: the bucket comes from the names
+        return root.rstrip("/")
     return os.path.abspath(os.path.expanduser(root))
 
 
 def join(root: str, *parts: str) -> str:
     if is_uri(root):
+        if root.endswith("://"):
+            return root + posixpath.join(*parts) if parts else root
         return posixpath.join(root.rstrip("/"), *parts)
     return os.path.join(root, *parts)
 
