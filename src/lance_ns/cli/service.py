@@ -1,0 +1,110 @@
+"""``lance-ns serve`` and ``lance-ns check``: thin wrappers over
+:mod:`lance_ns.server` and :mod:`lance_ns.check`."""
+
+from __future__ import annotations
+
+import os
+
+from .. import check as C
+from .connection import open_namespace, parse_pairs
+from .output import Output
+
+AUTH_ENV = "LANCE_NS_AUTH_TOKEN"
+API_KEYS_ENV = "LANCE_NS_API_KEYS"
+
+
+def serve(args, out: Output) -> int:
+    from ..server import serve as run
+
+    ns = open_namespace(args)
+    token = args.auth_token or os.environ.get(AUTH_ENV) or None
+    keys = [k for k in os.environ.get(API_KEYS_ENV, "").split(",") if k] or None
+    guard = " (clients must authenticate)" if token or keys else ""
+    # the token itself is never printed
+    out.err.print(f"serving {ns.namespace_id()} at http://{args.host}:{args.port}{guard}", markup=False, highlight=False)
+    run(
+        ns, host=args.host, port=args.port, auth_token=token, api_keys=keys, log_level=args.log_level,
+        threads=args.threads, max_body_bytes=args.max_body_bytes,
+    )
+    return 0
+
+
+def _codes(check: C.Check) -> set[int]:
+    codes: set[int] = set()
+    for step in check.steps:
+        expect = step.expect if isinstance(step, C.Call) else step.code if isinstance(step, C.Http) else None
+        if isinstance(expect, tuple):
+            codes.update(expect)
+        elif expect is not None:
+            codes.add(expect)
+    return codes
+
+
+def check(args, out: Output) -> int:
+    token = args.auth_token or os.environ.get(AUTH_ENV) or None
+    if args.uri:
+        if args.impl or args.config or args.prop:
+            from ..errors import InvalidInputError
+
+            raise InvalidInputError("give either --uri or a namespace (--impl/--config), not both")
+        target = C.Target.rest(args.uri, auth_token=token, headers=parse_pairs(args.header, "--header"))
+    else:
+        target = C.Target.backend(open_namespace(args))
+    parent = [p for p in (args.parent or "").split(args.delimiter) if p]
+    try:
+        with out.progress("checking", len(C.CHECKS) + 2) as advance:
+            results = C.run_checks(target, parent=parent, on_result=lambda r: advance())
+    finally:
+        target.close()
+    if args.only:
+        # the whole scenario always runs (later checks build on earlier ones); --only picks what is judged
+        keep = ("scenario.",) + tuple(args.only)
+        results = [r for r in results if r.name.startswith(keep)]
+    checks = C.CHECKS
+    ok = C.passed(results)
+    by_name = {c.name: c for c in checks}
+    payload = {
+        "target": target.description,
+        "passed": ok,
+        "summary": C.summary(results),
+        "results": [r.to_dict() for r in results],
+    }
+    out.emit(payload, lambda: _report(out, results, by_name, target.description, ok))
+    return 0 if ok else 1
+
+
+_MARK = {C.PASS: "[green]pass[/green]", C.FAIL: "[red]FAIL[/red]", C.SKIP: "[yellow]skip[/yellow]"}
+
+
+def _report(out: Output, results, by_name, description: str, ok: bool) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    t = Table(title=f"lance-ns check: {description}")
+    t.add_column("result", no_wrap=True)
+    t.add_column("check", no_wrap=True)
+    t.add_column("operation", no_wrap=True)
+    t.add_column("expectation / finding", overflow="fold")
+    for r in results:
+        t.add_row(_MARK[r.status], Text(r.name), Text(r.operation), Text(r.detail if r.status != C.PASS else r.expectation))
+    out.out.print(t)
+    codes: dict[int, dict[str, int]] = {}
+    for r in results:
+        for code in _codes(by_name[r.name]) if r.name in by_name else ():
+            codes.setdefault(code, {C.PASS: 0, C.FAIL: 0, C.SKIP: 0})[r.status] += 1
+    if codes:
+        from ..errors import ERRORS
+
+        ct = Table(title="error codes")
+        for col in ("code", "name", "pass", "fail", "skip"):
+            ct.add_column(col)
+        for code in sorted(codes):
+            c = codes[code]
+            ct.add_row(str(code), ERRORS[code].name if code in ERRORS else "?", str(c[C.PASS]), str(c[C.FAIL]), str(c[C.SKIP]))
+        out.out.print(ct)
+    s = C.summary(results)
+    verdict = "[green]PASSED[/green]" if ok else "[red]FAILED[/red]"
+    out.out.print(f"{verdict}: {s[C.PASS]} passed, {s[C.FAIL]} failed, {s[C.SKIP]} skipped")
+    failed = [r.name for r in results if r.status == C.FAIL]
+    if failed:
+        out.out.print("departures from the spec: " + ", ".join(failed), markup=False)
