@@ -1,0 +1,323 @@
+"""Hive backend behaviour against the REAL Hive Metastore 2.3.10 (tests/servers/hms.py):
+table objects as HMS stores them, non-Lance tables, database properties,
+names, the connection pool, the hive3 degraded mode, and S3 locations."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import lance
+import pyarrow as pa
+import pytest
+from lance_namespace import LanceNamespaceError
+from pymetastore.hive_metastore import ttypes as hms
+
+import lance_ns
+
+
+def code_of(fn, *args):
+    with pytest.raises(LanceNamespaceError) as info:
+        fn(*args)
+    return int(info.value.code)
+
+
+def sample(n=5, start=0):
+    return pa.table({"id": pa.array(range(start, start + n), pa.int64())})
+
+
+# -- table objects ----------------------------------------------------------------------
+
+
+def test_table_is_external_and_metastore_never_deletes_its_data(hive2, raw, db):
+    tid = [db, "events"]
+    lance.write_dataset(sample(5), namespace_client=hive2, table_id=tid, mode="create")
+    t = raw.get_table(db, "events")
+    assert t.tableType == "EXTERNAL_TABLE"
+    assert t.parameters["EXTERNAL"] == "TRUE" and t.parameters["table_type"] == "lance"
+    location = hive2.describe_table({"id": tid}).location
+    assert not location.startswith("file:")  # HMS's "file:/x" is handed back as the caller's "/x"
+    assert t.sd.location.endswith(location)
+    # Even a Hive client dropping it WITH deleteData keeps an external table's files.
+    raw.drop_table(db, "events", True)
+    assert lance.dataset(location).count_rows() == 5
+    hive2.register_table({"id": tid, "location": location})
+    assert lance.dataset(namespace_client=hive2, table_id=tid).count_rows() == 5
+
+
+def _hive_managed_table(db, name, location):
+    return hms.Table(
+        tableName=name,
+        dbName=db,
+        tableType="MANAGED_TABLE",
+        parameters={"comment": "made by Hive"},
+        partitionKeys=[],
+        sd=hms.StorageDescriptor(
+            cols=[hms.FieldSchema(name="x", type="int")],
+            location=location,
+            inputFormat="org.apache.hadoop.mapred.TextInputFormat",
+            outputFormat="org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
+            serdeInfo=hms.SerDeInfo(serializationLib="org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe", parameters={}),
+            bucketCols=[],
+            sortCols=[],
+            numBuckets=-1,
+            compressed=False,
+            parameters={},
+        ),
+    )
+
+
+def test_non_lance_table_is_invalid_input_and_never_touched(hive2, raw, db, tmp_path):
+    raw.create_table(_hive_managed_table(db, "plain", str(tmp_path / "plain")))
+    # a table claiming table_type=lance but MANAGED is not ours either (its drop would delete data)
+    managed = _hive_managed_table(db, "managed_lance", str(tmp_path / "ml"))
+    managed.parameters = {"table_type": "lance"}
+    raw.create_table(managed)
+    try:
+        for name in ("plain", "managed_lance"):
+            tid = [db, name]
+            assert code_of(hive2.describe_table, {"id": tid}) == 13
+            assert code_of(hive2.table_exists, {"id": tid}) == 13
+            assert code_of(hive2.drop_table, {"id": tid}) == 13
+            assert code_of(hive2.deregister_table, {"id": tid}) == 13
+            assert code_of(hive2.declare_table, {"id": tid}) == 5
+        assert hive2.list_tables({"id": [db]}).tables == []
+        assert code_of(hive2.drop_namespace, {"id": [db]}) == 3
+        assert code_of(hive2.drop_namespace, {"id": [db], "behavior": "Cascade"}) == 3
+        assert sorted(raw.get_all_tables(db)) == ["managed_lance", "plain"]  # nothing lost
+    finally:
+        raw.drop_table(db, "plain", False)
+        raw.drop_table(db, "managed_lance", False)
+
+
+def test_table_type_is_case_insensitive_on_read(hive2, raw, db, tmp_path):
+    t = _hive_managed_table(db, "upper", str(tmp_path / "upper"))
+    t.tableType = "EXTERNAL_TABLE"
+    t.parameters = {"EXTERNAL": "TRUE", "TABLE_TYPE": "LANCE"}
+    raw.create_table(t)
+    assert hive2.list_tables({"id": [db]}).tables == ["upper"]
+    assert hive2.describe_table({"id": [db, "upper"]}).location.endswith("upper")
+
+
+# -- databases --------------------------------------------------------------------------
+
+
+def test_database_special_properties(hive2, raw, db_name, tmp_path):
+    loc = str(tmp_path / "dbloc")
+    props = {
+        "database.description": "team data",
+        "database.location-uri": loc,
+        "database.owner": "alice",
+        "database.owner-type": "ROLE",
+        "purpose": "tests",
+    }
+    hive2.create_namespace({"id": [db_name], "properties": props})
+    try:
+        got = hive2.describe_namespace({"id": [db_name]}).properties
+        assert got == props
+        d = raw.get_database(db_name)  # stored in the Database object's own fields
+        assert (d.description, d.ownerName, d.ownerType) == ("team data", "alice", hms.PrincipalType.ROLE)
+        assert d.locationUri.endswith(loc) and d.parameters == {"purpose": "tests"}
+    finally:
+        hive2.drop_namespace({"id": [db_name]})
+    assert code_of(hive2.create_namespace, {"id": [db_name], "properties": {"database.owner-type": "BOSS"}}) == 13
+    assert db_name not in raw.get_all_databases()
+
+
+def test_default_database_location_comes_from_the_metastore(hive2, raw, db):
+    props = hive2.describe_namespace({"id": [db]}).properties
+    assert raw.get_database(db).locationUri.startswith("file:")
+    assert props["database.location-uri"].startswith("/")  # "file:/x" handed back as "/x"
+    assert props["database.location-uri"].endswith(f"/{db}.db")
+
+
+def test_upper_case_names_are_refused_and_nothing_written(hive2, raw, db):
+    # HMS itself lowercases: a raw create of "MixedCase" is listed as "mixedcase" ...
+    assert code_of(hive2.create_namespace, {"id": [db.upper()]}) == 13
+    assert code_of(hive2.declare_table, {"id": [db, "Events"]}) == 13
+    assert code_of(hive2.describe_table, {"id": [db, "Events"]}) == 13
+    assert raw.get_all_tables(db) == []
+    assert db.upper() not in raw.get_all_databases()
+
+
+def test_metastore_name_rules_are_invalid_input(hive2, raw):
+    assert code_of(hive2.create_namespace, {"id": ["bad-name"]}) == 13  # HMS: InvalidObjectException
+    assert "bad-name" not in raw.get_all_databases()
+
+
+def test_default_database_cannot_be_dropped(hive2, raw):
+    assert code_of(hive2.drop_namespace, {"id": ["default"]}) in (3, 13)
+    assert "default" in raw.get_all_databases()
+
+
+# -- connections ------------------------------------------------------------------------
+
+
+def _sockets_to(port: int) -> int:
+    """Established TCP connections of THIS process to ``port`` (from /proc)."""
+    inodes = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    count = 0
+    for table in ("/proc/self/net/tcp", "/proc/self/net/tcp6"):
+        with open(table) as f:
+            for line in f.readlines()[1:]:
+                cols = line.split()
+                remote_port = int(cols[2].rsplit(":", 1)[1], 16)
+                if remote_port == port and cols[3] == "01" and cols[9] in inodes:  # 01 = ESTABLISHED
+                    count += 1
+    return count
+
+
+def test_pool_size_is_respected_under_16_threads(metastore, db, tmp_path):
+    ns = lance_ns.connect("hive2", {"uri": metastore.uri, "root": str(tmp_path), "client.pool-size": "3"})
+    names = [f"t{i:02d}" for i in range(16)]
+    errors, seen, stop = [], [0], threading.Event()
+
+    def sample_sockets():
+        while not stop.is_set():
+            seen[0] = max(seen[0], _sockets_to(metastore.port))
+            time.sleep(0.005)
+
+    def work(name):
+        try:
+            ns.declare_table({"id": [db, name]})
+            for _ in range(5):
+                assert ns.describe_table({"id": [db, name]}).location.endswith(name + ".lance")
+                ns.namespace_exists({"id": [db]})
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    baseline = _sockets_to(metastore.port)  # other clients' idle connections (fixtures)
+    sampler = threading.Thread(target=sample_sockets)
+    sampler.start()
+    threads = [threading.Thread(target=work, args=(n,)) for n in names]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    stop.set()
+    sampler.join()
+    try:
+        assert errors == []
+        assert ns.list_tables({"id": [db]}).tables == names
+        assert ns.pool.peak_in_use == 3  # all three used, never more
+        assert ns.pool.opened <= 3
+        assert 1 <= seen[0] - baseline <= 3  # what the OS saw, independently of the pool's counters
+    finally:
+        ns.close()
+
+
+def test_unreachable_metastore_is_service_unavailable(tmp_path):
+    from tests.servers.hms import free_port
+
+    ns = lance_ns.connect("hive2", {"uri": f"thrift://127.0.0.1:{free_port()}", "client.connect-timeout-ms": "2000"})
+    t0 = time.monotonic()
+    assert code_of(ns.list_namespaces, {"id": []}) == 17
+    assert code_of(ns.describe_table, {"id": ["db", "t"]}) == 17
+    assert time.monotonic() - t0 < 4
+
+
+def test_second_metastore_uri_is_used_when_the_first_is_down(metastore):
+    from tests.servers.hms import free_port
+
+    ns = lance_ns.connect("hive2", {"uri": f"thrift://127.0.0.1:{free_port()},{metastore.uri}"})
+    assert "default" in ns.list_namespaces({"id": []}).namespaces
+    ns.close()
+
+
+def test_silent_metastore_times_out_with_service_unavailable():
+    """A server that accepts connections but never answers (a hung metastore)."""
+    import socket
+
+    with socket.socket() as srv:
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(8)  # the kernel completes the handshake; nobody ever reads
+        port = srv.getsockname()[1]
+        ns = lance_ns.connect("hive2", {"uri": f"thrift://127.0.0.1:{port}", "client.socket-timeout-ms": "500"})
+        t0 = time.monotonic()
+        assert code_of(ns.describe_namespace, {"id": ["db"]}) == 17
+        elapsed = time.monotonic() - t0
+        assert 0.4 <= elapsed < 2.0
+        ns.close()
+
+
+def test_bad_uri_is_invalid_input():
+    for uri in ("http://h:1", "thrift://nohostport", "thrift://h:notaport", ""):
+        with pytest.raises(LanceNamespaceError) as info:
+            lance_ns.connect("hive2", {"uri": uri})
+        assert info.value.code == 13
+
+
+# -- hive3 on a Hive 2 metastore --------------------------------------------------------
+
+
+def test_hive3_degrades_to_the_single_default_catalog(metastore, raw, db, tmp_path):
+    ns = lance_ns.connect("hive3", {"uri": metastore.uri, "root": str(tmp_path)})
+    try:
+        assert ns.list_namespaces({"id": []}).namespaces == ["hive"]
+        assert not ns.has_catalogs
+        assert db in ns.list_namespaces({"id": ["hive"]}).namespaces
+        ns.declare_table({"id": ["hive", db, "t"]})
+        assert ns.list_tables({"id": ["hive", db]}).tables == ["t"]
+        with pytest.raises(LanceNamespaceError) as info:
+            ns.create_namespace({"id": ["other"]})
+        assert info.value.code == 0 and "catalog" in str(info.value)
+        dbs_before = sorted(raw.get_all_databases())
+        assert code_of(ns.drop_namespace, {"id": ["hive"], "behavior": "Cascade"}) == 0
+        assert sorted(raw.get_all_databases()) == dbs_before  # a catalog drop never empties HMS
+        for call, req in [
+            (ns.describe_namespace, {"id": ["other"]}),
+            (ns.list_namespaces, {"id": ["other"]}),
+            (ns.create_namespace, {"id": ["other", "x"]}),
+            (ns.list_tables, {"id": ["other", db]}),
+            (ns.declare_table, {"id": ["other", db, "t"]}),
+        ]:
+            assert code_of(call, req) == 1, call.__name__
+        assert code_of(ns.describe_table, {"id": ["other", db, "t"]}) == 4
+        assert code_of(ns.declare_table, {"id": ["hive", "t"]}) == 13  # tables live at level 2
+    finally:
+        ns.close()
+
+
+# -- s3:// locations (moto S3) ----------------------------------------------------------
+
+
+def test_s3_locations_end_to_end(metastore, raw, db_name):
+    import boto3
+
+    from tests.servers.hms import S3_BUCKETS
+    from tests.servers.moto import client_kwargs, s3_storage_options, shared_endpoint
+
+    endpoint = shared_endpoint()
+    bucket = S3_BUCKETS[0]
+    s3 = boto3.client("s3", **client_kwargs(endpoint))
+    try:
+        s3.create_bucket(Bucket=bucket)
+    except s3.exceptions.BucketAlreadyOwnedByYou:
+        pass
+    opts = s3_storage_options(endpoint)
+    props = {"uri": metastore.uri, "root": f"s3://{bucket}/wh"} | {f"storage.{k}": v for k, v in opts.items()}
+    ns = lance_ns.connect("hive2", props)
+    ns.create_namespace({"id": [db_name]})
+    try:
+        tid = [db_name, "s3t"]
+        lance.write_dataset(sample(7), namespace_client=ns, table_id=tid, mode="create")
+        lance.write_dataset(sample(3, 7), namespace_client=ns, table_id=tid, mode="append")
+        desc = ns.describe_table({"id": tid})
+        assert desc.location == f"s3://{bucket}/wh/{db_name}/s3t.lance"
+        assert raw.get_table(db_name, "s3t").sd.location == desc.location
+        assert lance.dataset(namespace_client=ns, table_id=tid).count_rows() == 10
+        keys = s3.list_objects_v2(Bucket=bucket, Prefix=f"wh/{db_name}/s3t.lance/").get("KeyCount", 0)
+        assert keys > 0  # the data is in S3, not on the metastore's disk
+        ns.drop_table({"id": tid})
+        assert s3.list_objects_v2(Bucket=bucket, Prefix=f"wh/{db_name}/s3t.lance/").get("KeyCount", 0) == 0
+    finally:
+        ns.drop_namespace({"id": [db_name], "mode": "Skip", "behavior": "Cascade"})
+        ns.close()
