@@ -1,0 +1,410 @@
+"""The data operations of the spec, for any namespace, through pylance.
+
+:class:`TableDataOps` is a mixin: it needs only ``self.describe_table`` (a
+table's location and storage options), ``self.declare_table`` and
+``self.deregister_table`` from the namespace it is mixed into, so the
+directory namespace and every catalog backend share one implementation.
+It derives from NamespaceBase so that its methods get the base's request
+normalisation (dicts from pylance -> models); put it first:
+``class GlueNamespace(TableDataOps, CatalogNamespace)``.
+"""
+
+from __future__ import annotations
+
+from lance_namespace import (
+    CountTableRowsResponse,
+    CreateTableIndexResponse,
+    CreateTableResponse,
+    CreateTableScalarIndexResponse,
+    CreateTableTagResponse,
+    DeclareTableRequest,
+    DeleteFromTableResponse,
+    DeleteTableTagResponse,
+    DeregisterTableRequest,
+    DescribeTableIndexStatsResponse,
+    DescribeTableRequest,
+    DescribeTableVersionResponse,
+    DropTableIndexResponse,
+    GetTableTagVersionResponse,
+    InsertIntoTableResponse,
+    ListTableIndicesResponse,
+    ListTableTagsResponse,
+    ListTableVersionsResponse,
+    MergeInsertIntoTableResponse,
+    QueryTableResponse,
+    RestoreTableResponse,
+    UpdateTableResponse,
+    UpdateTableTagResponse,
+)
+from lance_namespace_urllib3_client.models import IndexContent, TableVersion, TagContents
+
+from . import tables
+from .base import NamespaceBase
+from .errors import (
+    InvalidInputError,
+    TableAlreadyExistsError,
+    TableIndexAlreadyExistsError,
+    TableIndexNotFoundError,
+    TableNotFoundError,
+    TableTagAlreadyExistsError,
+    TableTagNotFoundError,
+    TableVersionNotFoundError,
+    UnsupportedOperationError,
+)
+from .modes import WriteMode
+from .paging import paginate
+
+_VECTOR_INDEXES = {"IVF_FLAT", "IVF_PQ", "IVF_SQ", "IVF_HNSW_PQ", "IVF_HNSW_SQ", "IVF_HNSW_FLAT", "IVF_RQ"}
+_SCALAR_INDEXES = {"BTREE", "BITMAP", "LABEL_LIST", "INVERTED", "FTS", "NGRAM", "ZONEMAP", "BLOOMFILTER"}
+
+
+def _no_branch(request) -> None:
+    if getattr(request, "branch", None):
+        raise UnsupportedOperationError("branches are not supported by this namespace")
+
+
+class TableDataOps(NamespaceBase):
+    """Mixin implementing CreateTable, InsertInto..., indices, versions and tags."""
+
+    # -- helpers ------------------------------------------------------------------
+    def _where(self, table_id, **describe) -> tuple[str, dict]:
+        location, opts, _ = self._described(table_id, **describe)
+        return location, opts
+
+    def _described(self, table_id, **describe):
+        """(location, storage options, DescribeTableResponse) of a table."""
+        resp = self.describe_table(DescribeTableRequest(id=table_id, **describe))
+        opts = dict(getattr(self, "storage_options", {}) or {})
+        opts.update(resp.storage_options or {})
+        if not resp.location:
+            raise TableNotFoundError(f"table {table_id!r} has no location")
+        return resp.location, opts, resp
+
+    def _dataset(self, request, version: int | None = None, tag: str | None = None):
+        _no_branch(request)
+        location, opts = self._where(request.id)
+        return tables.open_table(location, opts, version, tag), location
+
+    def _write(self, data, location: str, opts: dict, mode: str):
+        import lance
+
+        with tables.translated(location):
+            return lance.write_dataset(data, location, mode=mode, storage_options=opts or None)
+
+    # -- create / insert / merge / update / delete ----------------------------------
+    def create_table(self, request, request_data: bytes):
+        data = tables.ipc_to_table(request_data)
+        mode = WriteMode.parse(request.mode, WriteMode.CREATE)
+        if mode is WriteMode.APPEND:
+            raise InvalidInputError("CreateTable mode must be Create, ExistOk or Overwrite")
+        try:
+            existing = self.describe_table(DescribeTableRequest(id=request.id, check_declared=True))
+        except TableNotFoundError:
+            existing = None
+        if existing is not None:
+            location, opts = existing.location, {**self.storage_options, **(existing.storage_options or {})}
+            if not existing.is_only_declared:
+                if mode is WriteMode.CREATE:
+                    raise TableAlreadyExistsError(f"table {request.id!r} already exists")
+                if mode is WriteMode.EXIST_OK:
+                    ds = tables.open_table(location, opts)
+                    return CreateTableResponse(location=location, version=ds.version,
+                                               storage_options=opts or None)
+            ds = self._write(data, location, opts, "overwrite" if not existing.is_only_declared else "create")
+            return CreateTableResponse(location=location, version=ds.version, storage_options=opts or None)
+        declared = self.declare_table(DeclareTableRequest(id=request.id, properties=request.properties))
+        location = declared.location
+        opts = {**self.storage_options, **(declared.storage_options or {})}
+        try:
+            ds = self._write(data, location, opts, "create")
+        except BaseException:
+            # undo the declaration: a failed create leaves nothing behind
+            try:
+                self.deregister_table(DeregisterTableRequest(id=request.id))
+            finally:
+                tables.delete_location(location, opts)
+            raise
+        return CreateTableResponse(location=location, version=ds.version, storage_options=opts or None)
+
+    def insert_into_table(self, request, request_data: bytes):
+        _no_branch(request)
+        data = tables.ipc_to_table(request_data)
+        mode = WriteMode.parse(request.mode, WriteMode.APPEND)
+        if mode not in (WriteMode.APPEND, WriteMode.OVERWRITE):
+            raise InvalidInputError("InsertIntoTable mode must be Append or Overwrite")
+        location, opts, resp = self._described(request.id, check_declared=True)
+        # the first insert into a declared table creates it, as pylance's append does
+        write_mode = "create" if resp.is_only_declared else mode.value
+        ds = self._write(data, location, opts, write_mode)
+        return InsertIntoTableResponse(num_inserted_rows=data.num_rows, version=ds.version)
+
+    def merge_insert_into_table(self, request, request_data: bytes):
+        data = tables.ipc_to_table(request_data)
+        if not request.on:
+            raise InvalidInputError("MergeInsertIntoTable needs 'on' columns")
+        ds, location = self._dataset(request)
+        with tables.translated(location):
+            builder = ds.merge_insert(list(request.on))
+            if request.when_matched_update_all:
+                builder = builder.when_matched_update_all(request.when_matched_update_all_filt or None)
+            if request.when_not_matched_insert_all:
+                builder = builder.when_not_matched_insert_all()
+            if request.when_not_matched_by_source_delete:
+                builder = builder.when_not_matched_by_source_delete(
+                    request.when_not_matched_by_source_delete_filt or None
+                )
+            if request.use_index is not None:
+                builder = builder.use_index(request.use_index)
+            stats = builder.execute(data)
+        return MergeInsertIntoTableResponse(
+            num_updated_rows=int(stats.get("num_updated_rows", 0)),
+            num_inserted_rows=int(stats.get("num_inserted_rows", 0)),
+            num_deleted_rows=int(stats.get("num_deleted_rows", 0)),
+            version=ds.version,
+        )
+
+    def update_table(self, request):
+        if not request.updates:
+            raise InvalidInputError("UpdateTable needs at least one [column, expression] pair")
+        ds, location = self._dataset(request)
+        with tables.translated(location):
+            result = ds.update({col: expr for col, expr in request.updates}, where=request.predicate or None)
+        return UpdateTableResponse(updated_rows=int(result.get("num_rows_updated", 0)), version=ds.version)
+
+    def delete_from_table(self, request):
+        if not request.predicate:
+            raise InvalidInputError("DeleteFromTable needs a predicate")
+        ds, location = self._dataset(request)
+        with tables.translated(location):
+            ds.delete(request.predicate)
+        return DeleteFromTableResponse(version=ds.version)
+
+    def count_table_rows(self, request):
+        ds, location = self._dataset(request, request.version)
+        with tables.translated(location):
+            return CountTableRowsResponse(count=ds.count_rows(filter=request.predicate or None))
+
+    def query_table(self, request):
+        ds, location = self._dataset(request, request.version)
+        columns = None
+        if request.columns is not None:
+            if request.columns.column_aliases:
+                columns = dict(request.columns.column_aliases)
+            elif request.columns.column_names:
+                columns = list(request.columns.column_names)
+        kwargs = dict(columns=columns, filter=request.filter or None, prefilter=request.prefilter,
+                      with_row_id=request.with_row_id, offset=request.offset, fast_search=request.fast_search)
+        vector = request.vector.single_vector if request.vector is not None else None
+        if request.vector is not None and request.vector.multi_vector:
+            vector = request.vector.multi_vector
+        if vector:
+            nearest = {"column": request.vector_column or self._vector_column(ds), "q": vector, "k": request.k}
+            for src, dst in (("distance_type", "metric"), ("nprobes", "nprobes"), ("refine_factor", "refine_factor"),
+                             ("ef", "ef"), ("minimum_nprobes", "minimum_nprobes"),
+                             ("maximum_nprobes", "maximum_nprobes")):
+                value = getattr(request, src, None)
+                if value is not None:
+                    nearest[dst] = value
+            if request.bypass_vector_index:
+                nearest["use_index"] = False
+            kwargs["nearest"] = nearest
+        else:
+            kwargs["limit"] = request.k or None
+        if request.full_text_query is not None:
+            sq = request.full_text_query.string_query
+            if sq is None:
+                raise UnsupportedOperationError("only string full-text queries are supported")
+            kwargs["full_text_query"] = {"query": sq.query, "columns": sq.columns} if sq.columns else sq.query
+        with tables.translated(location):
+            result = ds.to_table(**{k: v for k, v in kwargs.items() if v is not None})
+        return QueryTableResponse(data=tables.table_to_ipc_file(result))
+
+    @staticmethod
+    def _vector_column(ds) -> str:
+        import pyarrow as pa
+
+        for field in ds.schema:
+            if pa.types.is_fixed_size_list(field.type) or (
+                pa.types.is_list(field.type) and pa.types.is_fixed_size_list(field.type.value_type)
+            ):
+                return field.name
+        raise InvalidInputError("the table has no vector column; give vector_column")
+
+    # -- indices ---------------------------------------------------------------------------
+    def create_table_index(self, request):
+        self._create_index(request)
+        return CreateTableIndexResponse()
+
+    def create_table_scalar_index(self, request):
+        self._create_index(request, scalar_only=True)
+        return CreateTableScalarIndexResponse()
+
+    def _create_index(self, request, scalar_only: bool = False) -> None:
+        ds, location = self._dataset(request)
+        kind = (request.index_type or "").upper()
+        name = request.name or f"{request.column}_idx"
+        if any(i.name == name for i in ds.describe_indices()):
+            raise TableIndexAlreadyExistsError(f"index {name!r} already exists")
+        with tables.translated(location):
+            if kind in _SCALAR_INDEXES or kind == "SCALAR":
+                ds.create_scalar_index(request.column, "BTREE" if kind == "SCALAR" else kind, name=name)
+            elif kind in _VECTOR_INDEXES and not scalar_only:
+                params = {k: getattr(request, k) for k in ("num_partitions", "num_sub_vectors", "target_partition_size")
+                          if getattr(request, k, None) is not None}
+                if request.distance_type:
+                    params["metric"] = request.distance_type
+                ds.create_index(request.column, kind, name=name, **params)
+            else:
+                raise InvalidInputError(f"unsupported index type {request.index_type!r}")
+
+    def list_table_indices(self, request):
+        ds, location = self._dataset(request, request.version)
+        with tables.translated(location):
+            described = sorted(ds.describe_indices(), key=lambda d: d.name)
+            listed = {i["name"]: i for i in ds.list_indices()}
+        names = [d.name for d in described]
+        page, token = paginate(names, request.limit, request.page_token)
+        by_name = {d.name: d for d in described}
+        out = []
+        for name in page:
+            d, info = by_name[name], listed.get(name, {})
+            out.append(
+                IndexContent(
+                    index_name=name,
+                    index_uuid=str(info.get("uuid", "")),
+                    columns=list(d.field_names),
+                    status="Ready",
+                    index_type=str(info.get("type", "")) or None,
+                    type_url=d.type_url,
+                    num_indexed_rows=int(d.num_rows_indexed),
+                    size_bytes=int(d.total_size_bytes or 0),
+                    num_segments=len(d.segments) if hasattr(d, "segments") else None,
+                )
+            )
+        return ListTableIndicesResponse(indexes=out, page_token=token)
+
+    def _require_index(self, ds, name: str | None) -> str:
+        if not name:
+            raise InvalidInputError("index_name is required")
+        if not any(i.name == name for i in ds.describe_indices()):
+            raise TableIndexNotFoundError(f"index {name!r} does not exist")
+        return name
+
+    def drop_table_index(self, request):
+        ds, location = self._dataset(request)
+        name = self._require_index(ds, request.index_name)
+        with tables.translated(location):
+            ds.drop_index(name)
+        return DropTableIndexResponse()
+
+    def describe_table_index_stats(self, request):
+        ds, location = self._dataset(request, request.version)
+        name = self._require_index(ds, request.index_name)
+        with tables.translated(location):
+            stats = ds.stats.index_stats(name)
+        metric = None
+        for idx in stats.get("indices", []):
+            metric = metric or idx.get("metric_type")
+        return DescribeTableIndexStatsResponse(
+            index_type=str(stats.get("index_type")),
+            distance_type=metric,
+            num_indexed_rows=int(stats.get("num_indexed_rows", 0)),
+            num_unindexed_rows=int(stats.get("num_unindexed_rows", 0)),
+            num_indices=int(stats.get("num_indices", 0)),
+        )
+
+    # -- versions -------------------------------------------------------------------------
+    @staticmethod
+    def _version_model(v: dict) -> TableVersion:
+        ts = v.get("timestamp")
+        return TableVersion(
+            version=int(v["version"]),
+            manifest_path=f"_versions/{v['version']}.manifest",
+            timestamp_millis=int(ts.timestamp() * 1000) if ts is not None else None,
+            metadata={str(k): str(val) for k, val in (v.get("metadata") or {}).items()},
+        )
+
+    def list_table_versions(self, request):
+        ds, location = self._dataset(request)
+        with tables.translated(location):
+            versions = ds.versions()
+        # keyset paging: zero-padded keys sort like the versions (reversed when descending)
+        def key(v: dict) -> str:
+            n = v["version"]
+            return f"{(1 << 62) - n if request.descending else n:020d}"
+
+        by_key = {key(v): v for v in versions}
+        page, token = paginate(sorted(by_key), request.limit, request.page_token)
+        return ListTableVersionsResponse(versions=[self._version_model(by_key[k]) for k in page], page_token=token)
+
+    def describe_table_version(self, request):
+        ds, location = self._dataset(request)
+        with tables.translated(location):
+            versions = ds.versions()
+        wanted = request.version if request.version is not None else ds.version
+        for v in versions:
+            if v["version"] == wanted:
+                return DescribeTableVersionResponse(version=self._version_model(v))
+        raise TableVersionNotFoundError(f"version {wanted} does not exist")
+
+    def restore_table(self, request):
+        ds, location = self._dataset(request, request.version)
+        with tables.translated(location):
+            ds.restore()
+        return RestoreTableResponse()
+
+    # -- tags ---------------------------------------------------------------------------------
+    def list_table_tags(self, request):
+        ds, location = self._dataset(request)
+        with tables.translated(location):
+            tags = ds.tags.list()
+        page, token = paginate(sorted(tags), request.limit, request.page_token)
+        return ListTableTagsResponse(
+            tags={
+                name: TagContents(version=int(tags[name]["version"]), branch=tags[name].get("branch"),
+                                  manifestSize=int(tags[name].get("manifest_size") or 0))
+                for name in page
+            },
+            page_token=token,
+        )
+
+    def _tags(self, request, must_exist: bool | None):
+        ds, location = self._dataset(request)
+        if not request.tag:
+            raise InvalidInputError("tag is required")
+        with tables.translated(location):
+            exists = request.tag in ds.tags.list()
+        if must_exist and not exists:
+            raise TableTagNotFoundError(f"tag {request.tag!r} does not exist")
+        if must_exist is False and exists:
+            raise TableTagAlreadyExistsError(f"tag {request.tag!r} already exists")
+        return ds, location
+
+    def _check_version(self, ds, version: int) -> None:
+        if not any(v["version"] == version for v in ds.versions()):
+            raise TableVersionNotFoundError(f"version {version} does not exist")
+
+    def create_table_tag(self, request):
+        ds, location = self._tags(request, must_exist=False)
+        self._check_version(ds, request.version)
+        with tables.translated(location):
+            ds.tags.create(request.tag, request.version)
+        return CreateTableTagResponse()
+
+    def delete_table_tag(self, request):
+        ds, location = self._tags(request, must_exist=True)
+        with tables.translated(location):
+            ds.tags.delete(request.tag)
+        return DeleteTableTagResponse()
+
+    def update_table_tag(self, request):
+        ds, location = self._tags(request, must_exist=True)
+        self._check_version(ds, request.version)
+        with tables.translated(location):
+            ds.tags.update(request.tag, request.version)
+        return UpdateTableTagResponse()
+
+    def get_table_tag_version(self, request):
+        ds, location = self._tags(request, must_exist=True)
+        with tables.translated(location):
+            return GetTableTagVersionResponse(version=int(ds.tags.get_version(request.tag)))

@@ -1,0 +1,164 @@
+"""The directory namespace's files: names, markers and small file operations.
+
+The layout is pylance's own ``lance.namespace.DirectoryNamespace`` (Rust):
+
+* ``<root>/<name>.lance``: a root-level table (found by listing the root);
+* ``<root>/<hash8>_<ns$...$name>``: a table of a nested namespace, found
+  through the ``__manifest`` table (its ``location`` column, relative to root);
+* ``<table dir>/.lance-reserved``: a declared table (no data yet);
+* ``<table dir>/.lance-deregistered``: a root-level table taken out of the
+  namespace while its data stays;
+* ``<root>/<name>/``: the seed spec's bare table directories, recognised too.
+
+File access goes through :class:`Files`: ``os`` on local disk (fast, with
+``O_EXCL`` for create-if-absent) and ``pyarrow.fs`` for object stores.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+from urllib.parse import urlparse
+
+from ... import storage
+
+MANIFEST_DIR = "__manifest"
+TABLE_SUFFIX = ".lance"
+RESERVED = ".lance-reserved"
+DEREGISTERED = ".lance-deregistered"
+MARKER_BODY = b"reserved"  # what pylance writes into both markers
+VERSIONS_DIR = "_versions"
+#: the manifest's object_id delimiter; names must not contain it
+ID_DELIMITER = "$"
+
+
+def object_id(parts: list[str]) -> str:
+    return ID_DELIMITER.join(parts)
+
+
+def nested_dir_name(oid: str) -> str:
+    """A fresh directory name for a nested table, as pylance makes them.
+
+    The random prefix spreads object-store keys and keeps a re-created table
+    from landing in a half-deleted old directory.
+    """
+    return f"{secrets.token_hex(4)}_{oid}"
+
+
+def is_local(root: str) -> bool:
+    return not storage.is_uri(root) or root.startswith("file://")
+
+
+class Files:
+    """Small file operations relative to absolute locations."""
+
+    def __init__(self, root: str, storage_options: dict[str, str]):
+        self.root = root
+        self.local = is_local(root)
+        self.storage_options = storage_options
+        self._fs = None
+
+    # -- pyarrow.fs (object stores) ------------------------------------------
+    def _remote(self, location: str):
+        if self._fs is None:
+            self._fs, _ = storage._filesystem(location, self.storage_options)
+        parsed = urlparse(location)
+        return self._fs, (parsed.netloc + parsed.path).rstrip("/")
+
+    def _local_path(self, location: str) -> str:
+        return urlparse(location).path if location.startswith("file://") else location
+
+    # -- operations ------------------------------------------------------------
+    def list_dir(self, location: str) -> list[tuple[str, bool]]:
+        """(name, is_dir) of the direct children; [] when missing."""
+        if self.local:
+            try:
+                with os.scandir(self._local_path(location)) as it:
+                    return [(e.name, e.is_dir()) for e in it]
+            except (FileNotFoundError, NotADirectoryError):
+                return []
+        import pyarrow.fs as pafs
+
+        fs, path = self._remote(location)
+        try:
+            infos = fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
+        except FileNotFoundError:
+            return []
+        return [(i.base_name, i.type == pafs.FileType.Directory) for i in infos]
+
+    def kind(self, location: str) -> str | None:
+        """'dir', 'file' or None."""
+        if self.local:
+            p = self._local_path(location)
+            if os.path.isdir(p):
+                return "dir"
+            return "file" if os.path.exists(p) else None
+        import pyarrow.fs as pafs
+
+        fs, path = self._remote(location)
+        t = fs.get_file_info(path).type
+        if t == pafs.FileType.Directory:
+            return "dir"
+        if t == pafs.FileType.File:
+            return "file"
+        return None
+
+    def exists(self, location: str) -> bool:
+        return self.kind(location) is not None
+
+    def write(self, location: str, data: bytes, exclusive: bool = False) -> bool:
+        """Write a small file; with ``exclusive`` only if absent (False if it was there).
+
+        Exclusive creation is atomic on local disk (O_EXCL); on object stores it
+        is check-then-put, so callers needing one winner decide it elsewhere
+        (the manifest's conditional commit).
+        """
+        if self.local:
+            p = self._local_path(location)
+            os.makedirs(os.path.dirname(p), exist_ok=True)
+            flags = os.O_WRONLY | os.O_CREAT | (os.O_EXCL if exclusive else os.O_TRUNC)
+            try:
+                fd = os.open(p, flags, 0o644)
+            except FileExistsError:
+                return False
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            return True
+        if exclusive and self.exists(location):
+            return False
+        fs, path = self._remote(location)
+        with fs.open_output_stream(path) as out:
+            out.write(data)
+        return True
+
+    def delete_file(self, location: str) -> None:
+        if self.local:
+            try:
+                os.remove(self._local_path(location))
+            except FileNotFoundError:
+                pass
+            return
+        fs, path = self._remote(location)
+        try:
+            fs.delete_file(path)
+        except FileNotFoundError:
+            pass
+
+    def delete_tree(self, location: str) -> None:
+        if self.local:
+            shutil.rmtree(self._local_path(location), ignore_errors=True)
+            return
+        storage.delete_location(location, self.storage_options)
+
+    def has_versions(self, location: str) -> bool:
+        """Whether a table directory holds Lance data (any committed version)."""
+        return any(not d for _, d in self.list_dir(storage.join(location, VERSIONS_DIR)))
+
+    def mtime(self, location: str) -> float | None:
+        if not self.local:
+            return None
+        try:
+            return os.stat(self._local_path(location)).st_mtime_ns
+        except FileNotFoundError:
+            return None

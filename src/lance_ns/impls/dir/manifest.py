@@ -1,0 +1,361 @@
+"""The ``__manifest`` Lance table: pylance's catalog of nested namespaces and tables.
+
+Same schema and rows as pylance's Rust ``DirectoryNamespace`` writes
+(``object_id`` = names joined by ``$``, ``object_type`` = ``table`` or
+``namespace``, ``location`` relative to the root, ``metadata`` = JSON
+properties), so either implementation reads the other's manifest.
+
+Where this one differs is how it keeps the table:
+
+* reads come from an in-memory copy that is reloaded only when the table's
+  latest version moved (one cheap version check per call), so paging and
+  describe never re-scan it;
+* an insert appends one small fragment and commits it against the version
+  it checked (Lance's conditional commit: the version file is created only
+  if absent, on local disk and on S3 alike).  When other commits landed in
+  between, the table itself decides: the first row for an ``object_id`` in
+  table order is the winner, a later one removes its own fragment and
+  reports the object as existing.  No file locks, no lost entries;
+* every ``compact_every`` versions the fragments are compacted and all but
+  the newest ``retain_versions`` versions removed, so storage stays
+  proportional to the entries, not to the number of commits, and finding
+  the latest version (a listing of ``_versions/``) stays cheap.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from bisect import bisect_left, insort
+from collections import Counter
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from ... import storage
+from ...errors import ConcurrentModificationError
+from .layout import ID_DELIMITER, MANIFEST_DIR
+
+log = logging.getLogger(__name__)
+
+TABLE = "table"
+NAMESPACE = "namespace"
+
+SCHEMA = pa.schema(
+    [
+        pa.field("object_id", pa.string(), False, metadata={"lance-schema:unenforced-primary-key:position": "0"}),
+        pa.field("object_type", pa.string(), False),
+        pa.field("location", pa.string()),
+        pa.field("metadata", pa.string()),
+        pa.field("base_objects", pa.list_(pa.field("object_id", pa.string()))),
+    ]
+)
+_READ_COLUMNS = ["object_id", "object_type", "location", "metadata"]
+_MAX_ATTEMPTS = 20
+#: operations that move rows between files without changing them (pylance shows
+#: compaction's ReserveFragments as the generic BaseOperation)
+_REARRANGING = {"Rewrite", "BaseOperation"}
+
+
+@dataclass(frozen=True)
+class Entry:
+    object_id: str
+    kind: str  # TABLE or NAMESPACE
+    location: str | None = None
+    properties: dict | None = None
+
+    @property
+    def parent(self) -> str:
+        return self.object_id.rpartition(ID_DELIMITER)[0]
+
+    @property
+    def name(self) -> str:
+        return self.object_id.rpartition(ID_DELIMITER)[2]
+
+
+class Exists(Exception):
+    """The object_id is taken (carries the existing entry)."""
+
+    def __init__(self, entry: Entry):
+        super().__init__(entry.object_id)
+        self.entry = entry
+
+
+def _literal(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _parse_metadata(raw: str | None) -> dict | None:
+    if not raw:
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else None
+
+
+def _root_dir(entry: Entry) -> str | None:
+    loc = entry.location
+    if not loc or "://" in loc or loc.startswith("/"):
+        return None
+    return loc.split("/", 1)[0]
+
+
+def _is_missing(exc: Exception) -> bool:
+    text = str(exc).lower()
+    return "not found" in text or "does not exist" in text or "no such file" in text
+
+
+class Manifest:
+    def __init__(self, root: str, storage_options: dict[str, str], compact_every: int = 32,
+                 retain_versions: int = 8):
+        self.uri = storage.join(root, MANIFEST_DIR)
+        self.storage_options = storage_options or None
+        self.compact_every = compact_every
+        self.retain_versions = max(retain_versions, 1)
+        self._lock = threading.RLock()
+        self._ds = None
+        self._version = 0  # 0: no manifest table yet
+        self._entries: dict[str, Entry] = {}
+        self._children: dict[tuple[str, str], list[str]] | None = None
+        self._dirs: Counter | None = None
+
+    # -- reading -------------------------------------------------------------
+    @property
+    def version(self) -> int:
+        return self._version
+
+    def refresh(self) -> None:
+        """Bring the in-memory copy to the table's latest version (cheap when unchanged)."""
+        ds = self._ds
+        # the common case, checked without the lock so that threads describe in parallel
+        if ds is not None and ds.latest_version == self._version:
+            return
+        with self._lock:
+            if self._ds is None:
+                ds = self._open()
+                if ds is not None:
+                    self._load(ds)
+            elif self._ds.latest_version != self._version:
+                self._load(self._open())
+
+    def _open(self):
+        import lance
+
+        try:
+            return lance.dataset(self.uri, storage_options=self.storage_options)
+        except Exception as e:  # lance has no dedicated not-found type
+            if _is_missing(e):
+                return None
+            raise
+
+    def _load(self, ds) -> None:
+        for attempt in range(3):
+            try:
+                table = ds.to_table(columns=_READ_COLUMNS)
+                break
+            except Exception as e:  # a concurrent cleanup removed an old version's files
+                if attempt == 2 or not _is_missing(e):
+                    raise
+                ds = self._open()
+        entries: dict[str, Entry] = {}
+        cols = [table.column(c).to_pylist() for c in _READ_COLUMNS]
+        for oid, kind, location, meta in zip(*cols):
+            if oid not in entries:  # the first row of an object_id wins (see module doc)
+                entries[oid] = Entry(oid, kind, location, _parse_metadata(meta))
+        self._ds, self._version, self._entries = ds, ds.version, entries
+        self._children = self._dirs = None
+
+    def get(self, oid: str) -> Entry | None:
+        self.refresh()
+        return self._entries.get(oid)
+
+    def children(self, parent: str, kind: str) -> list[str]:
+        """Sorted names of the direct children of ``parent`` ('' is the root)."""
+        self.refresh()
+        with self._lock:
+            if self._children is None:
+                index: dict[tuple[str, str], list[str]] = {}
+                for e in self._entries.values():
+                    index.setdefault((e.parent, e.kind), []).append(e.name)
+                for names in index.values():
+                    names.sort()
+                self._children = index
+            return self._children.get((parent, kind), [])
+
+    def descendants(self, prefix: str) -> list[Entry]:
+        self.refresh()
+        start = prefix + ID_DELIMITER
+        with self._lock:
+            return [e for oid, e in self._entries.items() if oid.startswith(start)]
+
+    def root_dirs(self) -> Counter:
+        """How many entries live under each root directory (first segment of a
+        relative location): such directories are not tables of their own."""
+        self.refresh()
+        with self._lock:
+            if self._dirs is None:
+                self._dirs = Counter(d for d in map(_root_dir, self._entries.values()) if d)
+            return self._dirs
+
+    # -- writing -------------------------------------------------------------
+    def _ensure_table(self) -> None:
+        if self._ds is not None:
+            return
+        import lance
+
+        try:
+            ds = lance.write_dataset(SCHEMA.empty_table(), self.uri, mode="create",
+                                     storage_options=self.storage_options)
+        except Exception as e:  # another process created it first
+            ds = self._open()
+            if ds is None:
+                raise e
+        self._load(ds)
+
+    def insert(self, entry: Entry) -> None:
+        """Add ``entry``; raise :class:`Exists` if its object_id is taken."""
+        import lance
+
+        row = pa.table(
+            {
+                "object_id": [entry.object_id],
+                "object_type": [entry.kind],
+                "location": [entry.location],
+                "metadata": [json.dumps(entry.properties, sort_keys=True) if entry.properties else None],
+                "base_objects": pa.nulls(1, SCHEMA.field("base_objects").type),
+            },
+            schema=SCHEMA,
+        )
+        with self._lock:
+            self._ensure_table()
+            for attempt in range(_MAX_ATTEMPTS):
+                self.refresh()
+                existing = self._entries.get(entry.object_id)
+                if existing is not None:
+                    raise Exists(existing)
+                base = self._version
+                try:
+                    # an append based on the version checked above (one data file + one commit)
+                    ds = lance.write_dataset(row, self._ds, mode="append", storage_options=self.storage_options)
+                except OSError as e:  # an incompatible concurrent commit: check again
+                    if "conflict" not in str(e).lower() or attempt == _MAX_ATTEMPTS - 1:
+                        raise
+                    continue
+                if ds.version == base + 1:  # nothing committed in between: ours is the only row
+                    self._ds, self._version = ds, ds.version
+                    self._put(entry)
+                else:
+                    self._settle(ds, entry)
+                self._maybe_compact()
+                return
+        raise ConcurrentModificationError(f"could not add {entry.object_id!r} to the manifest")
+
+    def _settle(self, ds, entry: Entry) -> None:
+        """Other commits landed between our check and our commit: the first row wins."""
+        mine = max(f.fragment_id for f in ds.get_fragments())  # the newest fragment at our version
+        first = ds.scanner(columns=["object_id"], filter=f"object_id = {_literal(entry.object_id)}",
+                           with_row_address=True, scan_in_order=True).to_table()
+        if first.num_rows and (first.column("_rowaddr")[0].as_py() >> 32) != mine:
+            try:
+                self._remove_fragment(ds, mine, entry.object_id)
+            except Exception as e:  # noqa: BLE001 - a leftover duplicate is harmless: readers take the first
+                log.warning("could not remove duplicate manifest row for %s: %s", entry.object_id, e)
+            self._load(self._open())
+            raise Exists(self._entries.get(entry.object_id) or entry)
+        self._load(ds)
+
+    def _remove_fragment(self, ds, fragment_id: int, oid: str) -> None:
+        from lance.dataset import LanceDataset, LanceOperation
+
+        op = LanceOperation.Delete(updated_fragments=[], deleted_fragment_ids=[fragment_id],
+                                   predicate=f"object_id = {_literal(oid)}")
+        LanceDataset.commit(self.uri, op, read_version=ds.version, storage_options=self.storage_options)
+
+    def delete(self, oids: list[str]) -> None:
+        if not oids:
+            return
+        with self._lock:
+            self.refresh()
+            if self._ds is None:
+                return
+            base = self._version
+            pred = "object_id IN (" + ", ".join(_literal(o) for o in oids) + ")"
+            self._ds.delete(pred)
+            if self._ds.version == base + 1:
+                self._version = self._ds.version
+                for oid in oids:
+                    self._drop(oid)
+            else:
+                self._load(self._open())
+            self._maybe_compact()
+
+    def _put(self, entry: Entry) -> None:
+        self._entries[entry.object_id] = entry
+        if self._dirs is not None and _root_dir(entry):
+            self._dirs[_root_dir(entry)] += 1
+        if self._children is not None:
+            names = self._children.setdefault((entry.parent, entry.kind), [])
+            i = bisect_left(names, entry.name)
+            if i == len(names) or names[i] != entry.name:
+                insort(names, entry.name)
+
+    def _drop(self, oid: str) -> None:
+        entry = self._entries.pop(oid, None)
+        if entry is not None and self._dirs is not None and _root_dir(entry):
+            self._dirs[_root_dir(entry)] -= 1
+            if self._dirs[_root_dir(entry)] <= 0:
+                del self._dirs[_root_dir(entry)]
+        if entry is not None and self._children is not None:
+            names = self._children.get((entry.parent, entry.kind), [])
+            i = bisect_left(names, entry.name)
+            if i < len(names) and names[i] == entry.name:
+                del names[i]
+
+    # -- upkeep --------------------------------------------------------------
+    def _maybe_compact(self) -> None:
+        if self.compact_every and self._version % self.compact_every == 0:
+            self.compact()
+
+    def compact(self) -> None:
+        """Merge the small fragments and remove all but the newest versions."""
+        with self._lock:
+            if self._ds is None:
+                return
+            base = self._version
+            try:
+                self._ds.optimize.compact_files(target_rows_per_fragment=1 << 20,
+                                                materialize_deletions_threshold=0.0)
+                ds = self._open()
+                if self._only_rewrites(ds, base):  # nothing but the compaction: same rows
+                    self._ds, self._version = ds, ds.version
+                else:
+                    self._load(ds)
+                # Few versions keep "which version is latest" cheap (it lists _versions/).
+                # Readers lagging further behind than this reopen and retry (see _load).
+                ds.cleanup_old_versions(retain_versions=self.retain_versions, error_if_tagged_old_versions=False)
+            except Exception as e:  # upkeep must never fail the write that triggered it
+                log.warning("manifest compaction of %s failed: %s", self.uri, e)
+
+    @staticmethod
+    def _only_rewrites(ds, base: int) -> bool:
+        """Whether every commit after ``base`` only rearranged files (compaction's
+        fragment reservation and Rewrite), so the rows are those of ``base``."""
+        steps = ds.version - base
+        if steps <= 0:
+            return steps == 0
+        txns = ds.get_transactions(steps)
+        return len(txns) == steps and all(
+            t is not None and type(t.operation).__name__ in _REARRANGING for t in txns
+        )
+
+    def size_bytes(self) -> int:
+        """Bytes the manifest table occupies (for the benchmark and tests)."""
+        import pyarrow.fs as pafs
+
+        fs, path = storage._filesystem(self.uri, self.storage_options)
+        infos = fs.get_file_info(pafs.FileSelector(path, recursive=True, allow_not_found=True))
+        return sum(i.size or 0 for i in infos if i.type == pafs.FileType.File)
+

@@ -1,0 +1,183 @@
+"""Our DirectoryNamespace and pylance's own (Rust) one read each other's directories.
+
+Each direction builds the same tree (namespaces with properties, tables with
+data, declared tables, at the root and nested) with one implementation and
+checks it through the other, down to reading the rows with pylance.
+"""
+
+from __future__ import annotations
+
+import io
+
+import lance
+import pyarrow as pa
+import pytest
+from lance.namespace import DirectoryNamespace as RustDirectoryNamespace
+from lance_namespace import (
+    CreateNamespaceRequest,
+    CreateTableRequest,
+    DeclareTableRequest,
+    DescribeNamespaceRequest,
+    DescribeTableRequest,
+    DeregisterTableRequest,
+    ListNamespacesRequest,
+    ListTablesRequest,
+)
+
+import lance_ns
+
+
+def ipc(table: pa.Table) -> bytes:
+    sink = io.BytesIO()
+    with pa.ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table)
+    return sink.getvalue()
+
+
+DATA = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "s": ["a", "b", "c"]})
+
+
+def build(ns) -> None:
+    """The same tree through any LanceNamespace."""
+    ns.create_namespace(CreateNamespaceRequest(id=["sales"], properties={"owner": "team-a"}))
+    ns.create_namespace(CreateNamespaceRequest(id=["sales", "eu"]))
+    ns.create_table(CreateTableRequest(id=["top"]), ipc(DATA))
+    ns.create_table(CreateTableRequest(id=["sales", "orders"]), ipc(DATA))
+    ns.create_table(CreateTableRequest(id=["sales", "eu", "deep"]), ipc(DATA))
+    ns.declare_table(DeclareTableRequest(id=["planned"]))
+    ns.declare_table(DeclareTableRequest(id=["sales", "eu", "planned"]))
+
+
+def check(ns) -> None:
+    """What both implementations must see in that tree."""
+    assert ns.list_namespaces(ListNamespacesRequest(id=[])).namespaces == ["sales"]
+    assert ns.list_namespaces(ListNamespacesRequest(id=["sales"])).namespaces == ["eu"]
+    assert ns.describe_namespace(DescribeNamespaceRequest(id=["sales"])).properties == {"owner": "team-a"}
+    assert sorted(ns.list_tables(ListTablesRequest(id=[])).tables) == ["planned", "top"]
+    assert ns.list_tables(ListTablesRequest(id=["sales"])).tables == ["orders"]
+    assert sorted(ns.list_tables(ListTablesRequest(id=["sales", "eu"])).tables) == ["deep", "planned"]
+    for tid in (["top"], ["sales", "orders"], ["sales", "eu", "deep"]):
+        d = ns.describe_table(DescribeTableRequest(id=tid, check_declared=True))
+        assert d.is_only_declared is False
+        assert lance.dataset(d.location).to_table() == DATA
+        assert lance.dataset(namespace_client=ns, table_id=tid).to_table() == DATA
+    for tid in (["planned"], ["sales", "eu", "planned"]):
+        assert ns.describe_table(DescribeTableRequest(id=tid, check_declared=True)).is_only_declared is True
+
+
+def same_location(a: str, b: str) -> bool:
+    return a.removeprefix("file://").rstrip("/") == b.removeprefix("file://").rstrip("/")
+
+
+def test_ours_reads_pylance_directory(tmp_path):
+    rust = RustDirectoryNamespace(root=str(tmp_path))
+    build(rust)
+    ours = lance_ns.connect("dir", {"root": str(tmp_path)})
+    check(ours)
+    for tid in (["top"], ["sales", "eu", "deep"], ["planned"]):
+        mine = ours.describe_table(DescribeTableRequest(id=tid)).location
+        theirs = rust.describe_table(DescribeTableRequest(id=tid)).location
+        assert same_location(mine, theirs)
+
+
+def test_pylance_reads_our_directory(tmp_path):
+    ours = lance_ns.connect("dir", {"root": str(tmp_path)})
+    build(ours)
+    rust = RustDirectoryNamespace(root=str(tmp_path))
+    check(rust)
+    for tid in (["top"], ["sales", "eu", "deep"], ["sales", "eu", "planned"]):
+        mine = ours.describe_table(DescribeTableRequest(id=tid)).location
+        theirs = rust.describe_table(DescribeTableRequest(id=tid)).location
+        assert same_location(mine, theirs)
+
+
+def test_both_write_one_directory(tmp_path):
+    """Interleaved writes by both implementations keep one consistent manifest."""
+    ours = lance_ns.connect("dir", {"root": str(tmp_path)})
+    rust = RustDirectoryNamespace(root=str(tmp_path))
+    ours.create_namespace(CreateNamespaceRequest(id=["a"]))
+    rust.create_namespace(CreateNamespaceRequest(id=["b"]))
+    rust.declare_table(DeclareTableRequest(id=["a", "from_rust"]))
+    ours.declare_table(DeclareTableRequest(id=["b", "from_ours"]))
+    for ns in (ours, rust):
+        assert ns.list_namespaces(ListNamespacesRequest(id=[])).namespaces == ["a", "b"]
+        assert ns.list_tables(ListTablesRequest(id=["a"])).tables == ["from_rust"]
+        assert ns.list_tables(ListTablesRequest(id=["b"])).tables == ["from_ours"]
+    with pytest.raises(Exception):
+        rust.declare_table(DeclareTableRequest(id=["b", "from_ours"]))
+    with pytest.raises(lance_ns.errors.TableAlreadyExistsError):
+        ours.declare_table(DeclareTableRequest(id=["a", "from_rust"]))
+
+
+def test_deregistered_root_tables_are_hidden_both_ways(tmp_path):
+    ours = lance_ns.connect("dir", {"root": str(tmp_path)})
+    ours.create_table(CreateTableRequest(id=["keep"]), ipc(DATA))
+    ours.create_table(CreateTableRequest(id=["gone"]), ipc(DATA))
+    ours.deregister_table(DeregisterTableRequest(id=["gone"]))
+    assert (tmp_path / "gone.lance" / ".lance-deregistered").read_bytes() == b"reserved"
+    rust = RustDirectoryNamespace(root=str(tmp_path))
+    assert rust.list_tables(ListTablesRequest(id=[])).tables == ["keep"]
+
+    single = tmp_path / "single"
+    rust1 = RustDirectoryNamespace(root=str(single), manifest_enabled="false")
+    rust1.create_table(CreateTableRequest(id=["keep"]), ipc(DATA))
+    rust1.create_table(CreateTableRequest(id=["gone"]), ipc(DATA))
+    rust1.deregister_table(DeregisterTableRequest(id=["gone"]))
+    ours1 = lance_ns.connect("dir", {"root": str(single), "manifest_enabled": "false"})
+    assert ours1.list_tables(ListTablesRequest(id=[])).tables == ["keep"]
+    # and our register brings it back for both
+    ours1.register_table({"id": ["gone"], "location": "gone.lance"})
+    assert sorted(rust1.list_tables(ListTablesRequest(id=[])).tables) == ["gone", "keep"]
+
+
+def test_single_level_mode_matches_pylance(tmp_path):
+    rust = RustDirectoryNamespace(root=str(tmp_path), manifest_enabled="false")
+    rust.create_table(CreateTableRequest(id=["t1"]), ipc(DATA))
+    rust.declare_table(DeclareTableRequest(id=["d1"]))
+    ours = lance_ns.connect("dir", {"root": str(tmp_path), "manifest_enabled": "false"})
+    assert ours.list_tables(ListTablesRequest(id=[])).tables == ["d1", "t1"]
+    ours.declare_table(DeclareTableRequest(id=["d2"]))
+    ours.create_table(CreateTableRequest(id=["t2"]), ipc(DATA))
+    assert rust.list_tables(ListTablesRequest(id=[])).tables == ["d1", "d2", "t1", "t2"]
+    assert lance.dataset(namespace_client=rust, table_id=["t2"]).to_table() == DATA
+    assert not (tmp_path / "__manifest").exists()
+    with pytest.raises(lance_ns.errors.UnsupportedOperationError):
+        ours.create_namespace({"id": ["x"]})
+
+
+def test_seed_spec_bare_table_directories(tmp_path):
+    lance.write_dataset(DATA, str(tmp_path / "legacy"))
+    (tmp_path / "empty_dir").mkdir()
+    ours = lance_ns.connect("dir", {"root": str(tmp_path)})
+    assert ours.list_tables(ListTablesRequest(id=[])).tables == ["empty_dir", "legacy"]
+    d = ours.describe_table(DescribeTableRequest(id=["legacy"], load_detailed_metadata=True))
+    assert d.location == str(tmp_path / "legacy") and d.version == 1
+    assert lance.dataset(namespace_client=ours, table_id=["legacy"]).to_table() == DATA
+    off = lance_ns.connect("dir", {"root": str(tmp_path), "bare_table_dirs": "false"})
+    assert off.list_tables(ListTablesRequest(id=[])).tables == []
+
+
+def test_both_ways_on_s3():
+    """The same on object storage (a real moto S3 server)."""
+    import boto3
+
+    from tests.servers.moto import client_kwargs, moto_server, s3_storage_options
+
+    with moto_server() as endpoint:
+        boto3.client("s3", **client_kwargs(endpoint)).create_bucket(Bucket="lance-dir-interop")
+        opts = s3_storage_options(endpoint)
+        props = {"root": "s3://lance-dir-interop/lake", **{f"storage.{k}": v for k, v in opts.items()}}
+        ours = lance_ns.connect("dir", props)
+        ours.create_namespace({"id": ["a"]})
+        lance.write_dataset(DATA, namespace_client=ours, table_id=["a", "w"], mode="create")
+        ours.declare_table({"id": ["r"]})
+        rust = RustDirectoryNamespace(**props)
+        assert rust.list_namespaces(ListNamespacesRequest(id=[])).namespaces == ["a"]
+        assert rust.list_tables(ListTablesRequest(id=["a"])).tables == ["w"]
+        assert rust.list_tables(ListTablesRequest(id=[])).tables == ["r"]
+        # pylance's namespace vends no storage options, so the reader passes them
+        assert lance.dataset(namespace_client=rust, table_id=["a", "w"], storage_options=opts).to_table() == DATA
+        rust.create_namespace(CreateNamespaceRequest(id=["b"]))
+        rust.declare_table(DeclareTableRequest(id=["b", "z"]))
+        assert ours.list_namespaces({"id": []}).namespaces == ["a", "b"]
+        assert ours.list_tables({"id": ["b"]}).tables == ["z"]
