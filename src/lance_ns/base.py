@@ -91,7 +91,7 @@ def _short(e: pydantic.ValidationError) -> str:
     return "; ".join(parts)
 
 
-def _normalising(fn: Callable, op: Operation) -> Callable:
+def normalising(fn: Callable, op: Operation) -> Callable:
     @functools.wraps(fn)
     def wrapper(self, request=None, *args, **kwargs):
         req = coerce_request(request, op.request)
@@ -125,7 +125,7 @@ class NamespaceBase(LanceNamespace):
         for name, op in OPERATIONS.items():
             fn = cls.__dict__.get(name)
             if callable(fn) and not getattr(fn, "__lance_ns_wrapped__", False):
-                setattr(cls, name, _normalising(fn, op))
+                setattr(cls, name, normalising(fn, op))
 
     def __init__(self, **properties: str):
         self.properties: dict[str, str] = {str(k): str(v) for k, v in properties.items() if v is not None}

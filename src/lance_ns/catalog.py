@@ -46,6 +46,7 @@ from lance_namespace import (
 
 from . import storage
 from .base import NamespaceBase
+from .dataops import TableDataOps
 from .errors import (
     InternalError,
     InvalidInputError,
@@ -99,8 +100,13 @@ def _translating(fn):
     return wrapper
 
 
-class CatalogNamespace(NamespaceBase):
-    """Base of the catalog-backed implementations."""
+class CatalogNamespace(TableDataOps, NamespaceBase):
+    """Base of the catalog-backed implementations.
+
+    The data operations (CreateTable from Arrow IPC, InsertInto, Query, indices,
+    versions, tags...) come from :class:`TableDataOps`, through the location
+    DescribeTable returns, so every catalog serves them like the directory does.
+    """
 
     #: the catalog table kind a Lance table must have (None: not checked)
     lance_table_kind: str | None = None

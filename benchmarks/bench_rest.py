@@ -1,0 +1,229 @@
+"""Our REST server vs pylance's Rust ``RestAdapter``: same directory, same client.
+
+Both servers run in their own processes over one shared root directory (ours
+serves ``lance_ns`` ``dir``; pylance's serves its own DirectoryNamespace).
+The load comes from a third process: N threads, each one client
+(``lance_ns`` impl ``rest``, one pooled ``httpx.Client`` each), calling
+DescribeTable / ListTables / TableExists in a closed loop.
+
+    python benchmarks/bench_rest.py            # 5 s per cell
+    python benchmarks/bench_rest.py --quick    # 1.5 s per cell
+
+A third server, ``ours-pyl-dir`` (our server over pylance's own
+DirectoryNamespace), compares the HTTP layers alone, the backend code being
+the same as the Rust server's.
+
+Prints throughput and p99 per server, operation and concurrency, and the
+ratios ours/pylance (throughput: higher is better; p99: lower is better).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PY = sys.executable
+N_TABLES = 50
+TARGET = ["bench", "t0017"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_up(url: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(f"{url}/v1/namespace/$/list", timeout=1).read()
+            return
+        except Exception:
+            time.sleep(0.1)
+    raise RuntimeError(f"server at {url} did not come up")
+
+
+def start_ours(root: str, threads: int, impl: str = "dir") -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    cmd = [PY, "-m", "lance_ns.server", "--impl", impl, "--prop", f"root={root}", "--port", str(port),
+           "--log-level", "warning", "--threads", str(threads)]  # fmt: skip
+    proc = subprocess.Popen(cmd)
+    url = f"http://127.0.0.1:{port}"
+    wait_up(url)
+    return proc, url
+
+
+_PYLANCE = """
+import sys, lance.namespace
+a = lance.namespace.RestAdapter("dir", {"root": sys.argv[1]}, host="127.0.0.1", port=0)
+a.start()
+print(a.port, flush=True)
+sys.stdin.read()   # until the benchmark closes our stdin
+a.stop()
+"""
+
+
+def start_pylance(root: str) -> tuple[subprocess.Popen, str]:
+    proc = subprocess.Popen([PY, "-c", _PYLANCE, root], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    port = int(proc.stdout.readline())
+    url = f"http://127.0.0.1:{port}"
+    wait_up(url)
+    return proc, url
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.stdin:
+        proc.stdin.close()
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def setup(root: str) -> None:
+    """Tables written with pylance through our directory namespace."""
+    import lance
+    import pyarrow as pa
+
+    import lance_ns
+
+    ns = lance_ns.connect("dir", {"root": root})
+    ns.create_namespace({"id": ["bench"]})
+    data = pa.table({"id": list(range(100)), "v": [float(i) for i in range(100)]})
+    for i in range(N_TABLES):
+        lance.write_dataset(data, namespace_client=ns, table_id=["bench", f"t{i:04d}"], mode="create")
+
+
+# -- the load generator (runs in its own process) ---------------------------------------------
+
+
+def load(url: str, op: str, clients: int, seconds: float) -> dict:
+    import lance_ns
+
+    calls = {
+        "describe": lambda c: c.describe_table({"id": TARGET}),
+        "list": lambda c: c.list_tables({"id": ["bench"]}),
+        "exists": lambda c: c.table_exists({"id": TARGET}),
+    }
+    fn = calls[op]
+    conns = [lance_ns.connect("rest", {"uri": url, "max_retries": 0, "pool.max_connections": 2}) for _ in range(clients)]
+    for c in conns:  # warm up each connection
+        fn(c)
+    lat: list[list[float]] = [[] for _ in range(clients)]
+    errors = [0]
+    start_evt = threading.Event()
+    stop_at = [0.0]
+
+    def worker(i: int) -> None:
+        c, mine = conns[i], lat[i]
+        start_evt.wait()
+        while True:
+            t0 = time.perf_counter()
+            if t0 >= stop_at[0]:
+                return
+            try:
+                fn(c)
+            except Exception:
+                errors[0] += 1
+            mine.append(time.perf_counter() - t0)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(clients)]
+    for t in threads:
+        t.start()
+    t_start = time.perf_counter()
+    stop_at[0] = t_start + seconds
+    start_evt.set()
+    for t in threads:
+        t.join()
+    elapsed = time.perf_counter() - t_start
+    all_lat = sorted(x for per in lat for x in per)
+    n = len(all_lat)
+    return {
+        "requests": n,
+        "errors": errors[0],
+        "rps": n / elapsed,
+        "p50_ms": all_lat[n // 2] * 1000 if n else float("nan"),
+        "p99_ms": all_lat[min(n - 1, int(n * 0.99))] * 1000 if n else float("nan"),
+    }
+
+
+def run_loads(url: str, ops: list[str], clients: list[int], seconds: float) -> dict:
+    """Every (op, clients) cell against one server, from one load process."""
+    out = subprocess.run(
+        [PY, os.path.abspath(__file__), "--_load", url, ",".join(ops), ",".join(map(str, clients)), str(seconds)],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    raw = json.loads(out.stdout.strip().splitlines()[-1])
+    return {(op, int(n)): v for key, v in raw.items() for op, n in [key.split("/")]}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="1.5 s per cell instead of 5 s")
+    p.add_argument("--seconds", type=float)
+    p.add_argument("--clients", default="1,8,32")
+    p.add_argument("--ops", default="describe,list,exists")
+    p.add_argument("--threads", type=int, default=32, help="our server's backend thread pool")
+    p.add_argument("--json", action="store_true", help="print the raw results as JSON too")
+    p.add_argument("--_load", nargs=4, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args._load:
+        url, ops, clients, seconds = args._load
+        out = {f"{op}/{n}": load(url, op, int(n), float(seconds)) for op in ops.split(",") for n in clients.split(",")}
+        print(json.dumps(out))
+        return 0
+
+    seconds = args.seconds or (1.5 if args.quick else 5.0)
+    clients = [int(c) for c in args.clients.split(",")]
+    ops = args.ops.split(",")
+    root = tempfile.mkdtemp(prefix="bench-rest-")
+    setup(root)
+    servers = {}
+    try:
+        servers["ours"] = start_ours(root, args.threads)
+        servers["pylance"] = start_pylance(root)
+        # the HTTP layers alone: our server over pylance's own DirectoryNamespace
+        servers["ours-pyl-dir"] = start_ours(root, args.threads, "lance.namespace:DirectoryNamespace")
+        import lance_ns
+
+        seen = {k: lance_ns.connect("rest", {"uri": u}).list_tables({"id": ["bench"]}).tables for k, (_, u) in servers.items()}
+        if any(v != seen["ours"] for v in seen.values()) or len(seen["ours"]) != N_TABLES:
+            raise RuntimeError(f"the servers disagree about the tables: {seen}")
+        results = {}
+        for name, (_, url) in servers.items():
+            for (op, n), v in run_loads(url, ops, clients, seconds).items():
+                results[(name, op, n)] = v
+    finally:
+        for proc, _ in servers.values():
+            stop(proc)
+
+    print(f"\n{seconds:.1f} s per cell, {N_TABLES} tables, cpu count {os.cpu_count()}")
+    for other in [k for k in servers if k != "pylance"]:
+        print(f"\n{other} vs pylance RestAdapter")
+        print(f"{'op':9} {'clients':>7} | {other + ' rps':>16} {'p99 ms':>7} | {'pylance rps':>11} {'p99 ms':>7} | {'rps ratio':>9} {'p99 ratio':>9}")
+        for op in ops:
+            for n in clients:
+                a, b = results[(other, op, n)], results[("pylance", op, n)]
+                print(
+                    f"{op:9} {n:>7} | {a['rps']:>16.0f} {a['p99_ms']:>7.2f} | {b['rps']:>11.0f} {b['p99_ms']:>7.2f} |"
+                    f" {a['rps'] / b['rps']:>8.2f}x {a['p99_ms'] / b['p99_ms']:>8.2f}x"
+                    + (f"  errors {a['errors']}/{b['errors']}" if a["errors"] or b["errors"] else "")
+                )
+    if args.json:
+        print(json.dumps({f"{k[0]}/{k[1]}/{k[2]}": v for k, v in results.items()}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,256 @@
+"""The REST client backend (impl ``rest``): any Lance REST namespace server.
+
+Every operation is generated from the one route table
+(:data:`lance_ns.server.routes.ROUTES`), so the client sends each field where
+the server reads it.  Properties (strings, like every impl):
+
+* ``uri`` (required): the server's base URL, e.g. ``http://127.0.0.1:2333``;
+* ``delimiter``: the string-id delimiter of the ``{id}`` path segment (``$``);
+* ``header.NAME``: extra HTTP headers; ``auth_token``: sent as
+  ``Authorization: Bearer ...``; ``api_key``: sent as ``x-api-key``;
+* ``connect_timeout`` / ``read_timeout``: milliseconds (10000 / 60000);
+* ``max_retries`` (3), ``retry_backoff_ms`` (100), ``retry_max_backoff_ms``
+  (5000): exponential backoff with full jitter;
+* TLS: ``tls.verify`` (true), ``tls.ssl_ca_cert`` (CA bundle path),
+  ``tls.cert_file`` / ``tls.key_file`` (client certificate), also spelled
+  ``tls.ca_cert``, ``tls.client_cert``, ``tls.client_key``;
+* ``pool.max_connections`` (32): the size of the one pooled ``httpx.Client``.
+
+Retries never repeat a write that may have reached the server: connection
+failures (nothing was sent) and 429/503 answers (the server refused) are
+retried for every operation; read timeouts and broken connections only for
+read-type operations.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+from lance_namespace import CountTableRowsResponse, QueryTableResponse
+
+from ..base import NamespaceBase, normalising
+from ..errors import (
+    InvalidInputError,
+    ServiceUnavailableError,
+    error_from_code,
+    error_from_status,
+)
+from ..identifiers import REST_DELIMITER
+from ..server import routes as R
+
+_READ_OPS = frozenset(
+    {
+        "count_table_rows",
+        "query_table",
+        "explain_table_query_plan",
+        "analyze_table_query_plan",
+        "namespace_exists",
+        "table_exists",
+    }
+)
+
+
+def is_read_op(method: str) -> bool:
+    """Operations that change nothing, so repeating one is always safe."""
+    return method in _READ_OPS or method.startswith(("list_", "describe_", "get_"))
+
+
+#: the server was not reached: safe to retry anything
+_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+#: the request may have been processed: only reads are retried
+_MAYBE_SENT = (httpx.ReadTimeout, httpx.WriteTimeout, httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError)
+_RETRY_STATUSES = (429, 503)
+
+
+class RestNamespace(NamespaceBase):
+    impl_name = "rest"
+
+    def __init__(self, **properties: str):
+        super().__init__(**properties)
+        self.uri = self.prop("uri", required=True).rstrip("/")
+        self.delimiter = self.prop("delimiter", REST_DELIMITER)
+        if "/" in self.delimiter:  # a path segment cannot carry it (servers decode %2F before routing)
+            raise InvalidInputError(f"delimiter {self.delimiter!r} cannot be used in REST paths")
+        self.max_retries = self.int_prop("max_retries", 3)
+        self.backoff_ms = self.int_prop("retry_backoff_ms", 100)
+        self.max_backoff_ms = self.int_prop("retry_max_backoff_ms", 5000)
+        headers = {k[len("header.") :]: v for k, v in self.properties.items() if k.startswith("header.")}
+        if self.prop("auth_token"):
+            headers["Authorization"] = f"Bearer {self.prop('auth_token')}"
+        if self.prop("api_key"):
+            headers["x-api-key"] = self.prop("api_key")
+        connect = self.int_prop("connect_timeout", 10_000) / 1000
+        read = self.int_prop("read_timeout", 60_000) / 1000
+        pool = self.int_prop("pool.max_connections", 32, minimum=1)
+        self._client = httpx.Client(
+            base_url=self.uri,
+            headers=headers,
+            timeout=httpx.Timeout(connect=connect, read=read, write=read, pool=connect),
+            limits=httpx.Limits(max_connections=pool, max_keepalive_connections=pool),
+            verify=self._tls(),
+        )
+
+    def _tls(self):
+        """One SSL context from the ``tls.*`` properties (httpx's ``verify``)."""
+        ca = self.prop("tls.ssl_ca_cert") or self.prop("tls.ca_cert") or self.prop("tls.ca_bundle")
+        cert = self.prop("tls.cert_file") or self.prop("tls.client_cert")
+        key = self.prop("tls.key_file") or self.prop("tls.client_key")
+        verify = self.bool_prop("tls.verify", True)
+        if key and not cert:
+            raise InvalidInputError("tls.key_file needs tls.cert_file")
+        if verify and not (ca or cert):
+            return True  # httpx's default context (certifi)
+        import ssl
+
+        ctx = ssl.create_default_context(cafile=ca) if ca else ssl.create_default_context()
+        if not verify:
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+        if cert:
+            ctx.load_cert_chain(cert, key)
+        return ctx
+
+    def namespace_id(self) -> str:
+        return f"RestNamespace {{ uri: {self.uri!r}, delimiter: {self.delimiter!r} }}"
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> "RestNamespace":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- one generic call -----------------------------------------------------------
+    def _invoke(self, route: R.Route, request: Any, data: bytes | None = None) -> Any:
+        fields = request.model_dump(by_alias=True, exclude_none=True, mode="json")
+        headers = {}
+        context = fields.pop("context", None) or {}
+        for key, value in context.items():  # the spec's Context -> HTTP headers mapping
+            if key.startswith("header."):
+                headers[key[len("header.") :]] = value
+        path = route.path
+        if route.has_id:
+            id_str = self.delimiter.join(fields.get("id") or []) or self.delimiter
+            path = path.replace("{id}", _segment(id_str))
+        for p in route.path_params:
+            if p.name not in fields:
+                raise InvalidInputError(f"{route.op.op_id} needs {p.name!r}")
+            path = path.replace("{" + p.name + "}", _segment(str(fields.pop(p.name))))
+        params: list[tuple[str, str]] = []
+        if self.delimiter != REST_DELIMITER:
+            params.append(("delimiter", self.delimiter))
+        for p in route.query_params:
+            if p.name in fields:
+                params += [(p.name, v) for v in R.format_query_value(p, fields.pop(p.name))]
+        content = None
+        if route.body == "json":
+            content = json.dumps(fields, separators=(",", ":")).encode()
+            headers["Content-Type"] = R.JSON
+        elif route.body == "arrow":
+            content = bytes(data or b"")
+            headers["Content-Type"] = R.ARROW_STREAM
+        resp = self._send(route, path, params, content, headers)
+        return self._result(route, resp)
+
+    def _send(self, route, path, params, content, headers) -> httpx.Response:
+        read_op = is_read_op(route.op.method)
+        attempt = 0
+        while True:
+            try:
+                resp = self._client.request(route.method, path, params=params, content=content, headers=headers)
+            except _NOT_SENT as e:
+                if attempt >= self.max_retries:
+                    raise ServiceUnavailableError(f"cannot reach {self.uri}: {e}") from e
+                delay = None
+            except _MAYBE_SENT as e:
+                if not read_op or attempt >= self.max_retries:
+                    what = "" if read_op else " (the request may have been applied)"
+                    raise ServiceUnavailableError(f"{route.op.op_id} to {self.uri} failed{what}: {e!r}") from e
+                delay = None
+            else:
+                if resp.status_code not in _RETRY_STATUSES or attempt >= self.max_retries:
+                    return resp
+                delay = _retry_after(resp)
+            time.sleep(delay if delay is not None else self._backoff(attempt))
+            attempt += 1
+
+    def _backoff(self, attempt: int) -> float:
+        cap = min(self.max_backoff_ms, self.backoff_ms * (2**attempt))
+        return random.uniform(0, cap) / 1000  # full jitter
+
+    def _result(self, route: R.Route, resp: httpx.Response) -> Any:
+        if resp.status_code >= 400:
+            raise _error(resp)
+        if route.response == "arrow":
+            return QueryTableResponse(data=resp.content)
+        payload = resp.json() if resp.content else None
+        if route.response == "count":
+            count = payload.get("count") if isinstance(payload, dict) else payload
+            return CountTableRowsResponse(count=int(count or 0))
+        if route.response == "text":
+            return payload if isinstance(payload, str) else resp.text
+        model = route.op.response
+        if model is None:
+            return payload
+        return model.from_dict(payload or {}) if hasattr(model, "from_dict") else model.model_validate(payload or {})
+
+
+def _segment(value: str) -> str:
+    """A percent-encoded path segment; ``.`` and ``..`` are encoded too, since
+    URL normalisation would otherwise remove them (the root id with delimiter ``.``)."""
+    if value in (".", ".."):
+        return value.replace(".", "%2E")
+    return quote(value, safe="")
+
+
+def _retry_after(resp: httpx.Response) -> float | None:
+    raw = resp.headers.get("retry-after")
+    try:
+        return min(float(raw), 30.0) if raw else None
+    except ValueError:
+        return None
+
+
+def _error(resp: httpx.Response) -> Exception:
+    """An error response -> the exception for its ``code`` (else its status)."""
+    try:
+        body = resp.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict):
+        message = body.get("error") or body.get("detail") or body.get("message") or resp.reason_phrase
+        code = body.get("code")
+        if isinstance(code, int) and not isinstance(code, bool):
+            return error_from_code(code, str(message))
+        return error_from_status(resp.status_code, str(message))
+    return error_from_status(resp.status_code, (resp.text or resp.reason_phrase)[:500])
+
+
+def _operation(route: R.Route):
+    if route.op.has_data:
+
+        def method(self, request, request_data: bytes = b""):
+            return self._invoke(route, request, request_data)
+
+    else:
+
+        def method(self, request=None):
+            return self._invoke(route, request)
+
+    method.__name__ = route.op.method
+    method.__doc__ = f"{route.op.op_id}: {route.method} {route.path}"
+    return method
+
+
+# Every operation of the interface, generated from the route table and given
+# the base's request normalisation (dicts from pylance become models).
+for _name, _route in R.ROUTES.items():
+    setattr(RestNamespace, _name, normalising(_operation(_route), _route.op))
+del _name, _route

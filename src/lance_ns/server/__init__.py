@@ -1,0 +1,38 @@
+"""Serve any Lance namespace over the Lance REST protocol.
+
+>>> import lance_ns
+>>> from lance_ns.server import create_app, run_server_in_thread
+>>> handle = run_server_in_thread(lance_ns.connect("dir", {"root": "/tmp/lake"}))
+>>> handle.url            # 'http://127.0.0.1:54321'
+>>> handle.stop()
+
+From a shell: ``python -m lance_ns.server --impl dir --prop root=/tmp/lake --port 2333``.
+
+Names are imported lazily: the REST client uses :mod:`.routes` without
+needing the server's dependencies (starlette, uvicorn).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "DEFAULT_MAX_BODY_BYTES": ".app",
+    "NamespaceApp": ".app",
+    "create_app": ".app",
+    "ROUTES": ".routes",
+    "Route": ".routes",
+    "openapi_document": ".routes",
+    "ServerHandle": ".serve",
+    "run_server_in_thread": ".serve",
+    "serve": ".serve",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module, __name__), name)

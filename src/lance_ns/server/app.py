@@ -1,0 +1,395 @@
+"""The Lance REST server: an ASGI app over any ``lance_namespace.LanceNamespace``.
+
+One generic handler serves every route of :data:`routes.ROUTES`: it turns
+the path, query string and body into the operation's request model, runs the
+(blocking) backend call in a bounded thread pool so the event loop keeps
+serving, and renders the result the way the protocol says (JSON, a bare
+count or string, or an Arrow IPC file).  Every failure becomes the JSON
+``ErrorResponse`` with an integer ``code`` and the status from the one error
+table in :mod:`lance_ns.errors`.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import time
+from typing import Any, Iterable, Mapping
+
+import anyio
+import pyarrow as pa
+from lance_namespace import LanceNamespace
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route as StarletteRoute
+
+from ..base import BY_OP_ID, Operation, coerce_request
+from ..errors import (
+    InvalidInputError,
+    LanceNamespaceError,
+    UnauthenticatedError,
+    UnsupportedOperationError,
+    error_body,
+    http_status,
+)
+from ..identifiers import REST_DELIMITER, parse_id, validate_id
+from ..modes import CreateMode, DropBehavior, DropMode, RegisterMode, WriteMode
+from . import routes as R
+
+log = logging.getLogger("lance_ns.server")
+
+DEFAULT_MAX_BODY_BYTES = 256 * 1024 * 1024
+DEFAULT_THREADS = 32
+
+#: (OperationId, field) -> the mode enum its value must parse as.  The server
+#: refuses unknown modes itself so that no backend can silently ignore one.
+MODE_FIELDS = {
+    ("CreateNamespace", "mode"): CreateMode,
+    ("DropNamespace", "mode"): DropMode,
+    ("DropNamespace", "behavior"): DropBehavior,
+    ("RegisterTable", "mode"): RegisterMode,
+    ("CreateTable", "mode"): CreateMode,
+    ("InsertIntoTable", "mode"): WriteMode,
+}
+#: modes an operation accepts when its enum is wider than the operation
+MODE_SUBSETS = {("InsertIntoTable", "mode"): {WriteMode.APPEND, WriteMode.OVERWRITE}}
+
+
+class _BodyTooLarge(InvalidInputError):
+    """Oversize body: code 13 (InvalidInput) with HTTP 413."""
+
+
+def _json_error(exc: BaseException, path: str = "", status: int | None = None) -> JSONResponse:
+    if status is None:
+        status = 413 if isinstance(exc, _BodyTooLarge) else http_status(exc)
+    return JSONResponse(error_body(exc, instance=path or None), status_code=status)
+
+
+def _to_jsonable(result: Any) -> Any:
+    if result is None:
+        return {}
+    if hasattr(result, "model_dump"):
+        return result.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return result
+
+
+def _check_arrow_stream(data: bytes, allow_empty: bool) -> None:
+    """Refuse a body that is not an Arrow IPC stream before any backend sees it."""
+    if not data:
+        if allow_empty:
+            return
+        raise InvalidInputError("request body must be an Arrow IPC stream, got an empty body")
+    try:
+        reader = pa.ipc.open_stream(pa.BufferReader(data))
+        for _ in reader:
+            pass
+    except (pa.ArrowInvalid, pa.ArrowException, OSError, ValueError) as e:
+        raise InvalidInputError(f"request body is not a valid Arrow IPC stream: {e}") from None
+
+
+def _media_type(request: Request) -> str:
+    return request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+
+class NamespaceApp:
+    """Holds the backend and settings; builds the Starlette app."""
+
+    def __init__(
+        self,
+        namespace: LanceNamespace,
+        *,
+        auth_token: str | None = None,
+        api_keys: Iterable[str] | None = None,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        threads: int = DEFAULT_THREADS,
+        log_requests: bool = True,
+    ):
+        self.namespace = namespace
+        self._tokens = [t.encode() for t in ([auth_token] if auth_token else [])]
+        self._keys = [k.encode() for k in (api_keys or []) if k]
+        self.max_body_bytes = int(max_body_bytes)
+        self.threads = int(threads)
+        self.log_requests = log_requests
+        self._limiter: anyio.CapacityLimiter | None = None
+
+    # -- plumbing ---------------------------------------------------------------
+    async def _run(self, fn, *args):
+        if self._limiter is None:  # created lazily: it needs a running event loop
+            self._limiter = anyio.CapacityLimiter(self.threads)
+        return await anyio.to_thread.run_sync(fn, *args, limiter=self._limiter)
+
+    async def _body(self, request: Request) -> bytes:
+        declared = request.headers.get("content-length")
+        if declared and declared.isdigit() and int(declared) > self.max_body_bytes:
+            raise _BodyTooLarge(f"request body exceeds the limit of {self.max_body_bytes} bytes")
+        chunks, size = [], 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > self.max_body_bytes:
+                raise _BodyTooLarge(f"request body exceeds the limit of {self.max_body_bytes} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    @property
+    def auth_required(self) -> bool:
+        return bool(self._tokens or self._keys)
+
+    def _authenticate(self, headers: Mapping[str, str]) -> None:
+        if not (self._tokens or self._keys):
+            return
+        auth = headers.get("authorization", "")
+        if self._tokens and auth[:7].lower() == "bearer ":
+            given = auth[7:].strip().encode()
+            if any(hmac.compare_digest(given, t) for t in self._tokens):
+                return
+        key = headers.get("x-api-key")
+        if self._keys and key is not None:
+            given = key.encode()
+            if any(hmac.compare_digest(given, k) for k in self._keys):
+                return
+        raise UnauthenticatedError("missing or invalid credentials")
+
+    # -- request -> model ---------------------------------------------------------
+    async def _json_body(self, request: Request) -> dict:
+        data = await self._body(request)
+        if not data.strip():
+            return {}
+        media = _media_type(request)
+        if media and media != R.JSON and not media.endswith("+json"):
+            raise InvalidInputError(f"expected Content-Type {R.JSON}, got {media!r}")
+        try:
+            body = json.loads(data)
+        except (ValueError, UnicodeDecodeError) as e:
+            raise InvalidInputError(f"request body is not valid JSON: {e}") from None
+        if not isinstance(body, dict):
+            raise InvalidInputError("request body must be a JSON object")
+        return body
+
+    async def _arrow_body(self, request: Request, op: Operation) -> bytes:
+        data = await self._body(request)
+        media = _media_type(request)
+        if data and media not in (R.ARROW_STREAM, "application/octet-stream", ""):
+            raise InvalidInputError(f"expected Content-Type {R.ARROW_STREAM}, got {media!r}")
+        # CreateTable with an empty body means "create an empty table" to some
+        # clients; the backend decides, but never sees a non-Arrow body.
+        await self._run(_check_arrow_stream, data, op.op_id == "CreateTable")
+        return data
+
+    def _model(self, op: Operation, fields: dict) -> Any:
+        for (op_id, field), enum in MODE_FIELDS.items():
+            if op_id == op.op_id and fields.get(field) not in (None, ""):
+                mode = enum.parse(fields[field])
+                allowed = MODE_SUBSETS.get((op_id, field))
+                if allowed and mode not in allowed:
+                    names = ", ".join(sorted(m.value for m in allowed))
+                    raise InvalidInputError(f"{op_id} {field} must be one of {names}, got {fields[field]!r}")
+        if fields.get("id") is not None:  # every backend, not only lance_ns ones, gets valid ids
+            validate_id(fields["id"])
+        return coerce_request(fields, op.request)
+
+    async def _current(self, request: Request, route: R.Route) -> Response:
+        op = route.op
+        delimiter = request.query_params.get("delimiter") or REST_DELIMITER
+        fields: dict[str, Any] = {}
+        data = None
+        if route.body == "json":
+            fields = await self._json_body(request)
+        elif route.body == "arrow":
+            data = await self._arrow_body(request, op)
+        if route.has_id:
+            path_id = parse_id(request.path_params["id"], delimiter)
+            body_id = fields.get("id")
+            if body_id is not None and body_id != path_id:
+                raise InvalidInputError(f"body id {body_id!r} does not match the path id {path_id!r}")
+            fields["id"] = path_id
+        for p in route.path_params:
+            fields[p.name] = request.path_params[p.name]
+        for p in route.query_params:
+            values = request.query_params.getlist(p.name)
+            if values:
+                fields[p.name] = R.parse_query_value(p, values)
+        return await self._call(route, self._model(op, fields), data)
+
+    async def _seed(self, request: Request, op: Operation) -> Response:
+        """The seed spec's ``POST /<OperationId>``: the JSON body is the request.
+
+        Data operations take the Arrow IPC stream as the body instead; their
+        request fields then travel as query parameters (``id`` as a string
+        joined by ``delimiter``), as on the current routes.
+        """
+        route = R.ROUTES[op.method]
+        data = None
+        if op.has_data and _media_type(request) in (R.ARROW_STREAM, "application/octet-stream"):
+            data = await self._arrow_body(request, op)
+            fields: dict[str, Any] = {}
+            delimiter = request.query_params.get("delimiter") or REST_DELIMITER
+            if "id" in request.query_params:
+                fields["id"] = parse_id(request.query_params["id"], delimiter)
+            for p in route.query_params:
+                values = request.query_params.getlist(p.name)
+                if values:
+                    fields[p.name] = R.parse_query_value(p, values)
+        else:
+            fields = await self._json_body(request)
+            if op.has_data:  # no Arrow body: only CreateTable may go without data
+                data = b""
+                _check_arrow_stream(data, op.op_id == "CreateTable")
+        return await self._call(route, self._model(op, fields), data)
+
+    # -- model -> backend -> response -------------------------------------------------
+    async def _call(self, route: R.Route, req: Any, data: bytes | None) -> Response:
+        fn = getattr(self.namespace, route.op.method)
+        result = await (self._run(fn, req, data) if route.op.has_data else self._run(fn, req))
+        if route.response == "arrow":
+            payload = result if isinstance(result, (bytes, bytearray)) else getattr(result, "data", None)
+            if isinstance(payload, str):
+                payload = payload.encode("latin-1")
+            return Response(bytes(payload or b""), status_code=route.status, media_type=R.ARROW_FILE)
+        if route.response == "count":
+            count = result if isinstance(result, int) else getattr(result, "count", None)
+            if count is None and isinstance(result, Mapping):
+                count = result.get("count")
+            return JSONResponse(int(count or 0), status_code=route.status)
+        if route.response == "text":
+            return JSONResponse(result if isinstance(result, str) else str(result), status_code=route.status)
+        return JSONResponse(_to_jsonable(result), status_code=route.status)
+
+    # -- endpoints -------------------------------------------------------------------
+    def _endpoint(self, route: R.Route):
+        async def endpoint(request: Request) -> Response:
+            return await self._current(request, route)
+
+        endpoint.__name__ = route.op.op_id
+        return endpoint
+
+    def _seed_endpoint(self, op: Operation):
+        async def endpoint(request: Request) -> Response:
+            return await self._seed(request, op)
+
+        endpoint.__name__ = f"seed_{op.op_id}"
+        return endpoint
+
+    async def health(self, request: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    async def openapi_json(self, request: Request) -> Response:
+        return JSONResponse(R.openapi_document())
+
+    async def openapi_yaml(self, request: Request) -> Response:
+        return PlainTextResponse(R.openapi_text(), media_type="application/yaml")
+
+    def build(self) -> Starlette:
+        table = []
+        for route in sorted(R.ROUTES.values(), key=_match_order):
+            # ``{id:path}`` also matches ids with a raw or decoded '/' (clients that
+            # do not encode it), so they reach parse_id and get a 400, not a 404.
+            path = route.path.replace("{id}", "{id:path}")
+            table.append(StarletteRoute(path, self._endpoint(route), methods=[route.method]))
+        for op_id, op in BY_OP_ID.items():
+            table.append(StarletteRoute(f"/{op_id}", self._seed_endpoint(op), methods=["POST"]))
+        table += [
+            StarletteRoute("/health", self.health, methods=["GET"]),
+            StarletteRoute("/openapi.json", self.openapi_json, methods=["GET"]),
+            StarletteRoute("/openapi.yaml", self.openapi_yaml, methods=["GET"]),
+        ]
+
+        async def on_namespace_error(request: Request, exc: Exception) -> Response:
+            return _json_error(exc, request.url.path)
+
+        async def on_http_error(request: Request, exc: Exception) -> Response:
+            assert isinstance(exc, HTTPException)
+            err = (UnsupportedOperationError if exc.status_code in (404, 405) else InvalidInputError)(
+                f"{request.method} {request.url.path}: {exc.detail}"
+            )
+            return _json_error(err, request.url.path, status=exc.status_code)
+
+        async def on_unexpected(request: Request, exc: Exception) -> Response:
+            log.exception("internal error on %s %s", request.method, request.url.path)
+            return _json_error(exc, request.url.path)
+
+        app = Starlette(
+            routes=table,
+            exception_handlers={
+                LanceNamespaceError: on_namespace_error,
+                HTTPException: on_http_error,
+                Exception: on_unexpected,
+            },
+        )
+        app.state.namespace_app = self
+        return _Outer(app, self)
+
+
+def _match_order(route: R.Route) -> tuple:
+    """Literal paths first (/v1/table/batch-commit never reaches {id}); then the
+    longest suffix after {id}, so /v1/namespace/{id}/table/list is tried before
+    /v1/namespace/{id}/list would swallow ``x/table`` as an id."""
+    if not route.has_id:
+        return (0, 0)
+    return (1, -route.path.split("{id}", 1)[1].count("/"))
+
+
+class _Outer:
+    """Pure ASGI wrapper: authentication, request logging with latency.
+
+    Written as plain ASGI (not BaseHTTPMiddleware) so that it adds no task
+    per request; the token itself is never logged.
+    """
+
+    def __init__(self, app: Starlette, owner: NamespaceApp):
+        self.app = app
+        self.owner = owner
+        self.state = app.state
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        start = time.perf_counter()
+        status_box = [0]
+
+        async def send_wrapper(message):
+            if message["type"] == "http.response.start":
+                status_box[0] = message["status"]
+            await send(message)
+
+        try:
+            if self.owner.auth_required and scope["path"] not in ("/health", "/openapi.json", "/openapi.yaml"):
+                headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+                try:
+                    self.owner._authenticate(headers)
+                except UnauthenticatedError as e:
+                    resp = _json_error(e, scope["path"])
+                    resp.headers["www-authenticate"] = "Bearer"
+                    return await resp(scope, receive, send_wrapper)
+            await self.app(scope, receive, send_wrapper)
+        finally:
+            if self.owner.log_requests and log.isEnabledFor(logging.INFO):
+                log.info(
+                    "%s %s %d %.1fms",
+                    scope["method"],
+                    scope["path"],
+                    status_box[0],
+                    (time.perf_counter() - start) * 1000,
+                )
+
+
+def create_app(
+    namespace: LanceNamespace,
+    *,
+    auth_token: str | None = None,
+    api_keys: Iterable[str] | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    threads: int = DEFAULT_THREADS,
+    log_requests: bool = True,
+):
+    """The ASGI app serving ``namespace`` over the Lance REST protocol."""
+    return NamespaceApp(
+        namespace,
+        auth_token=auth_token,
+        api_keys=api_keys,
+        max_body_bytes=max_body_bytes,
+        threads=threads,
+        log_requests=log_requests,
+    ).build()

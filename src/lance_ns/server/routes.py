@@ -1,0 +1,189 @@
+"""The one route table of the Lance REST protocol.
+
+Derived, not written out: every operation of :data:`lance_ns.base.OPERATIONS`
+is matched by its OperationId to the path, method, parameters and body kinds
+of the OpenAPI document shipped beside this module (a copy of the published
+``lance-namespace-rest.yaml``).  The server and the REST client both read
+this table, so they cannot disagree about where a field travels.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import typing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..base import BY_OP_ID, OPERATIONS, Operation
+from ..errors import InvalidInputError
+
+OPENAPI_PATH = Path(__file__).with_name("openapi.yaml")
+
+ARROW_STREAM = "application/vnd.apache.arrow.stream"
+ARROW_FILE = "application/vnd.apache.arrow.file"
+JSON = "application/json"
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    location: str  # "path" or "query"
+    kind: str  # how the string travels: "str", "bool", "int", "json" (a map), "list" (repeated)
+
+
+@dataclass(frozen=True)
+class Route:
+    op: Operation
+    method: str  # "GET" or "POST"
+    path: str  # e.g. "/v1/table/{id}/describe"
+    params: tuple[Param, ...]  # besides ``delimiter``
+    body: str | None  # "json", "arrow" or None (no body)
+    response: str  # "json" (a model), "count" (bare int), "text" (bare string), "arrow" (IPC file)
+    status: int  # the success status
+
+    @property
+    def has_id(self) -> bool:
+        return "{id}" in self.path
+
+    @property
+    def query_params(self) -> tuple[Param, ...]:
+        return tuple(p for p in self.params if p.location == "query")
+
+    @property
+    def path_params(self) -> tuple[Param, ...]:
+        return tuple(p for p in self.params if p.location == "path" and p.name != "id")
+
+
+@functools.lru_cache(maxsize=1)
+def openapi_document() -> dict:
+    # libyaml's loader when present: 10x faster than the pure-Python one here
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return yaml.load(OPENAPI_PATH.read_text(), Loader=loader)
+
+
+@functools.lru_cache(maxsize=1)
+def openapi_text() -> str:
+    return OPENAPI_PATH.read_text()
+
+
+def _field_kind(model: type, name: str) -> str:
+    """How a query parameter is parsed, from the request model's field type."""
+    ann = model.model_fields[name].annotation
+    for t in _flatten(ann):
+        origin = typing.get_origin(t)
+        if t is bool:
+            return "bool"
+        if t is int:
+            return "int"
+        if origin in (dict, typing.Dict) or t is dict:
+            return "json"
+        if origin in (list, typing.List) or t is list:
+            return "list"
+    return "str"
+
+
+def _flatten(ann: Any):
+    """Unwrap Optional/Annotated/Union to the concrete types inside."""
+    origin = typing.get_origin(ann)
+    if origin is typing.Annotated:
+        yield from _flatten(typing.get_args(ann)[0])
+    elif origin is typing.Union or str(origin) == "types.UnionType":
+        for a in typing.get_args(ann):
+            if a is not type(None):
+                yield from _flatten(a)
+    else:
+        yield ann
+
+
+def _response_kind(doc: dict, op: dict) -> tuple[str, int]:
+    for status, resp in op["responses"].items():
+        if str(status).startswith("2"):
+            if "$ref" in resp:
+                resp = doc["components"]["responses"][resp["$ref"].rsplit("/", 1)[-1]]
+            content = resp.get("content", {})
+            if ARROW_FILE in content:
+                return "arrow", int(status)
+            schema = content.get(JSON, {}).get("schema", {})
+            if schema.get("type") == "integer":
+                return "count", int(status)
+            if schema.get("type") == "string":
+                return "text", int(status)
+            return "json", int(status)
+    return "json", 200
+
+
+def _build() -> dict[str, Route]:
+    doc = openapi_document()
+    shared = doc["components"]["parameters"]
+    routes: dict[str, Route] = {}
+    for path, item in doc["paths"].items():
+        common = item.get("parameters", [])
+        for method, spec in item.items():
+            if method == "parameters":
+                continue
+            op = BY_OP_ID[spec["operationId"]]
+            params = []
+            for raw in common + spec.get("parameters", []):
+                p = shared[raw["$ref"].rsplit("/", 1)[-1]] if "$ref" in raw else raw
+                if p["name"] == "delimiter":
+                    continue
+                kind = _field_kind(op.request, p["name"]) if p["name"] in op.request.model_fields else "str"
+                params.append(Param(p["name"], p["in"], kind))
+            content = spec.get("requestBody", {}).get("content", {})
+            body = "arrow" if ARROW_STREAM in content else "json" if JSON in content else None
+            response, status = _response_kind(doc, spec)
+            routes[op.method] = Route(op, method.upper(), path, tuple(params), body, response, status)
+    missing = set(OPERATIONS) - set(routes)
+    if missing:  # the interface and the document drifted apart
+        raise RuntimeError(f"operations without a REST route: {sorted(missing)}")
+    return routes
+
+
+#: method name -> Route, one per operation.
+ROUTES: dict[str, Route] = _build()
+
+
+# -- query parameter (de)serialisation, shared by server and client -------------
+
+_TRUE = {"true", "1", "yes"}
+_FALSE = {"false", "0", "no"}
+
+
+def parse_query_value(param: Param, values: list[str]) -> Any:
+    """The query string value(s) of a parameter -> the request model's value."""
+    if param.kind == "list":
+        return list(values)
+    raw = values[-1]
+    try:
+        if param.kind == "bool":
+            low = raw.lower()
+            if low in _TRUE:
+                return True
+            if low in _FALSE:
+                return False
+            raise ValueError("expected true or false")
+        if param.kind == "int":
+            return int(raw)
+        if param.kind == "json":
+            value = json.loads(raw)
+            if not isinstance(value, dict):
+                raise ValueError("expected a JSON object")
+            return value
+    except ValueError as e:
+        raise InvalidInputError(f"query parameter {param.name!r}: {e}") from None
+    return raw
+
+
+def format_query_value(param: Param, value: Any) -> list[str]:
+    """A request model value -> its query string value(s)."""
+    if param.kind == "list":
+        return [str(v) for v in value]
+    if param.kind == "bool":
+        return ["true" if value else "false"]
+    if param.kind == "json":
+        return [json.dumps(value, separators=(",", ":"))]
+    return [str(value)]
