@@ -83,7 +83,7 @@ class TableDataOps(NamespaceBase):
     def _dataset(self, request, version: int | None = None, tag: str | None = None):
         _no_branch(request)
         location, opts = self._where(request.id)
-        return tables.open_table(location, opts, version, tag), location
+        return tables.open_dataset(location, opts, version, tag), location
 
     def _write(self, data, location: str, opts: dict, mode: str):
         import lance
@@ -107,7 +107,7 @@ class TableDataOps(NamespaceBase):
                 if mode is WriteMode.CREATE:
                     raise TableAlreadyExistsError(f"table {request.id!r} already exists")
                 if mode is WriteMode.EXIST_OK:
-                    ds = tables.open_table(location, opts)
+                    ds = tables.open_dataset(location, opts)
                     return CreateTableResponse(location=location, version=ds.version,
                                                storage_options=opts or None)
             ds = self._write(data, location, opts, "overwrite" if not existing.is_only_declared else "create")

@@ -14,7 +14,7 @@ from lance_namespace_urllib3_client.models import (
     TableBasicStats,
 )
 
-from .errors import InvalidTableStateError, TableNotFoundError, TableVersionNotFoundError
+from .errors import InvalidTableStateError, TableNotFoundError, TableTagNotFoundError, TableVersionNotFoundError
 
 _SIMPLE = {
     pa.null(): "null",
@@ -71,19 +71,27 @@ def schema_to_json(schema: pa.Schema) -> JsonArrowSchema:
 
 
 def open_dataset(location, storage_options=None, version=None, tag=None):
-    """Open a Lance table, mapping 'no such version' to code 11 and 'no table' to 4."""
+    """The Lance table at ``location``, optionally at ``version`` or ``tag``.
+
+    No table there is code 4, an unknown tag 8, an unknown version 11.
+    """
     import lance
 
     try:
-        base = lance.dataset(location, storage_options=storage_options or None)
+        ds = lance.dataset(location, storage_options=storage_options or None)
     except Exception as e:  # lance reports a missing dataset with its own error types
         raise TableNotFoundError(f"no Lance table at {location!r}: {e}") from None
-    if version is None and tag is None:
-        return base
-    try:
-        return base.checkout_version(tag if tag is not None else version)
-    except Exception as e:
-        raise TableVersionNotFoundError(f"version {tag if tag is not None else version!r} of {location!r}: {e}") from None
+    if tag is not None:
+        try:
+            return ds.checkout_version(ds.tags.get_version(tag))
+        except Exception as e:
+            raise TableTagNotFoundError(f"tag {tag!r} of {location!r}: {e}") from None
+    if version is not None and version != ds.version:
+        try:
+            return ds.checkout_version(version)
+        except Exception as e:
+            raise TableVersionNotFoundError(f"version {version} of {location!r}: {e}") from None
+    return ds
 
 
 def fill_detail(resp, location, storage_options, request) -> None:

@@ -15,7 +15,7 @@ import io
 
 import pyarrow as pa
 
-from .detail import fill_detail, schema_to_json  # noqa: F401 - re-exported
+from .detail import fill_detail, open_dataset, schema_to_json  # noqa: F401 - re-exported
 from .errors import (
     ConcurrentModificationError,
     InternalError,
@@ -67,28 +67,6 @@ def translated(location: str = ""):
         raise
     except Exception as e:  # noqa: BLE001 - translated, never swallowed
         raise translate(e, location) from e
-
-
-def open_table(location: str, storage_options: dict | None = None, version: int | None = None,
-               tag: str | None = None):
-    """The Lance dataset at ``location`` (optionally at ``version`` or ``tag``)."""
-    import lance
-
-    try:
-        ds = lance.dataset(location, storage_options=storage_options or None)
-    except Exception as e:  # noqa: BLE001
-        raise TableNotFoundError(f"no Lance table at {location!r}: {e}") from None
-    if tag is not None:
-        try:
-            return ds.checkout_version(ds.tags.get_version(tag))
-        except Exception as e:  # noqa: BLE001
-            raise TableTagNotFoundError(f"tag {tag!r} of {location!r}: {e}") from None
-    if version is not None and version != ds.version:
-        try:
-            return ds.checkout_version(version)
-        except Exception as e:  # noqa: BLE001
-            raise TableVersionNotFoundError(f"version {version} of {location!r}: {e}") from None
-    return ds
 
 
 def ipc_to_table(data: bytes | bytearray | memoryview | None) -> pa.Table:

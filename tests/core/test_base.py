@@ -34,7 +34,8 @@ def test_malformed_requests_are_invalid_input(bad):
 
 def test_list_operations_names_what_the_class_implements():
     ops = lance_ns.connect("memory").list_operations()
-    assert "DeclareTable" in ops and "CreateTableIndex" not in ops
+    assert {"DeclareTable", "CreateTable", "QueryTable"} <= set(ops)
+    assert "CreateTableBranch" not in ops and "AlterTransaction" not in ops
 
 
 def test_secrets_are_not_shown_in_namespace_id():
