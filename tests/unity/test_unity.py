@@ -283,7 +283,7 @@ def test_properties(unity, tmp_path):
     assert code(lance_ns.connect, "unity", {"endpoint": unity.endpoint, "max_retries": "many"}) == 13
     ns = lance_ns.connect("unity", {"endpoint": unity.endpoint + PREFIX + "/", "auth_token": TOKEN})
     assert ns.endpoint == unity.endpoint + PREFIX and ns.root == "/tmp/lance"
-    assert ns._http.timeout.connect == 10.0 and ns._http.timeout.read == 300.0 and ns.max_retries == 3
+    assert ns._http.timeout.connect == 10.0 and ns._http.timeout.read == 300.0 and ns.retry.max_retries == 3
     assert "s3cret" not in repr(ns)
     assert CAT in ns.list_namespaces({"id": []}).namespaces
     ns.close()

@@ -25,18 +25,16 @@ read-type operations.
 from __future__ import annotations
 
 import json
-import random
-import time
 from typing import Any
 from urllib.parse import quote
 
 import httpx
 from lance_namespace import CountTableRowsResponse, QueryTableResponse
 
+from .. import retry
 from ..base import NamespaceBase, normalising
 from ..errors import (
     InvalidInputError,
-    ServiceUnavailableError,
     error_from_code,
     error_from_status,
 )
@@ -60,10 +58,7 @@ def is_read_op(method: str) -> bool:
     return method in _READ_OPS or method.startswith(("list_", "describe_", "get_"))
 
 
-#: the server was not reached: safe to retry anything
-_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
-#: the request may have been processed: only reads are retried
-_MAYBE_SENT = (httpx.ReadTimeout, httpx.WriteTimeout, httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError)
+#: refused before any work: safe to retry any request
 _RETRY_STATUSES = (429, 503)
 
 
@@ -76,9 +71,7 @@ class RestNamespace(NamespaceBase):
         self.delimiter = self.prop("delimiter", REST_DELIMITER)
         if "/" in self.delimiter:  # a path segment cannot carry it (servers decode %2F before routing)
             raise InvalidInputError(f"delimiter {self.delimiter!r} cannot be used in REST paths")
-        self.max_retries = self.int_prop("max_retries", 3)
-        self.backoff_ms = self.int_prop("retry_backoff_ms", 100)
-        self.max_backoff_ms = self.int_prop("retry_max_backoff_ms", 5000)
+        self.retry = retry.RetryPolicy.from_properties(self)
         headers = {k[len("header.") :]: v for k, v in self.properties.items() if k.startswith("header.")}
         if self.prop("auth_token"):
             headers["Authorization"] = f"Bearer {self.prop('auth_token')}"
@@ -160,30 +153,18 @@ class RestNamespace(NamespaceBase):
         return self._result(route, resp)
 
     def _send(self, route, path, params, content, headers) -> httpx.Response:
-        read_op = is_read_op(route.op.method)
-        attempt = 0
-        while True:
-            try:
-                resp = self._client.request(route.method, path, params=params, content=content, headers=headers)
-            except _NOT_SENT as e:
-                if attempt >= self.max_retries:
-                    raise ServiceUnavailableError(f"cannot reach {self.uri}: {e}") from e
-                delay = None
-            except _MAYBE_SENT as e:
-                if not read_op or attempt >= self.max_retries:
-                    what = "" if read_op else " (the request may have been applied)"
-                    raise ServiceUnavailableError(f"{route.op.op_id} to {self.uri} failed{what}: {e!r}") from e
-                delay = None
-            else:
-                if resp.status_code not in _RETRY_STATUSES or attempt >= self.max_retries:
-                    return resp
-                delay = _retry_after(resp)
-            time.sleep(delay if delay is not None else self._backoff(attempt))
-            attempt += 1
-
-    def _backoff(self, attempt: int) -> float:
-        cap = min(self.max_backoff_ms, self.backoff_ms * (2**attempt))
-        return random.uniform(0, cap) / 1000  # full jitter
+        return retry.send(
+            self._client,
+            self.retry,
+            route.method,
+            path,
+            safe=is_read_op(route.op.method),
+            retry_status=_RETRY_STATUSES.__contains__,
+            what=f"{route.op.op_id} to {self.uri}",
+            params=params,
+            content=content,
+            headers=headers,
+        )
 
     def _result(self, route: R.Route, resp: httpx.Response) -> Any:
         if resp.status_code >= 400:
@@ -209,13 +190,6 @@ def _segment(value: str) -> str:
         return value.replace(".", "%2E")
     return quote(value, safe="")
 
-
-def _retry_after(resp: httpx.Response) -> float | None:
-    raw = resp.headers.get("retry-after")
-    try:
-        return min(float(raw), 30.0) if raw else None
-    except ValueError:
-        return None
 
 
 def _error(resp: httpx.Response) -> Exception:

@@ -27,14 +27,12 @@ what the request was about (a namespace or a table).
 
 from __future__ import annotations
 
-import random
-import time
 from typing import Iterable, Iterator
 from urllib.parse import quote
 
 import httpx
 
-from .. import storage
+from .. import retry, storage
 from ..catalog import CatalogNamespace, CatalogTable
 from ..errors import (
     ConcurrentModificationError,
@@ -60,10 +58,6 @@ EXTERNAL = "EXTERNAL"
 TABLE_PAGE = 50
 OTHER_PAGE = 1000
 
-#: the server was not reached: safe to retry any request
-_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
-#: the request may have been processed: retried only when it reads
-_MAYBE_SENT = (httpx.ReadTimeout, httpx.WriteTimeout, httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError)
 #: a refusal before any work (gateway, overload): safe to retry writes too
 _REFUSED = frozenset({429, 502, 503, 504})
 
@@ -104,9 +98,7 @@ class UnityNamespace(CatalogNamespace):
         super().__init__(**properties)
         endpoint = self.prop("endpoint", required=True).rstrip("/")
         self.endpoint = endpoint if endpoint.endswith(API_PREFIX) else endpoint + API_PREFIX
-        self.max_retries = self.int_prop("max_retries", 3)
-        self.backoff_ms = self.int_prop("retry_backoff_ms", 100)
-        self.max_backoff_ms = self.int_prop("retry_max_backoff_ms", 5000)
+        self.retry = retry.RetryPolicy.from_properties(self)
         connect = self.int_prop("connect_timeout", 10000, minimum=1) / 1000
         read = self.int_prop("read_timeout", 300000, minimum=1) / 1000
         headers = {"Accept": "application/json"}
@@ -136,28 +128,18 @@ class UnityNamespace(CatalogNamespace):
 
     def _send(self, method: str, path: str, params: dict | None, body: dict | None) -> httpx.Response:
         reads = method == "GET"
-        attempt = 0
-        while True:
-            try:
-                resp = self._http.request(method, path, params=params, json=body)
-            except _NOT_SENT as e:
-                failure: Exception = e
-            except _MAYBE_SENT as e:
-                if not reads:
-                    raise ServiceUnavailableError(f"Unity Catalog at {self.endpoint}: {method} {path} failed: {e!r}") from e
-                failure = e
-            else:
-                retry = resp.status_code in _REFUSED or (reads and resp.status_code >= 500)
-                if not retry or attempt >= self.max_retries:
-                    return resp
-                failure = None
-            if attempt >= self.max_retries:
-                raise ServiceUnavailableError(
-                    f"Unity Catalog at {self.endpoint} unreachable after {attempt + 1} attempts: {failure!r}"
-                ) from failure
-            attempt += 1
-            ceiling = min(self.max_backoff_ms, self.backoff_ms * 2 ** (attempt - 1))
-            time.sleep(random.uniform(0, ceiling) / 1000)  # full jitter: clients do not retry in step
+        return retry.send(
+            self._http,
+            self.retry,
+            method,
+            path,
+            safe=reads,
+            # a refusal before any work is safe to repeat; other 5xx only when reading
+            retry_status=lambda status: status in _REFUSED or (reads and status >= 500),
+            what=f"Unity Catalog at {self.endpoint}: {method} {path}",
+            params=params,
+            json=body,
+        )
 
     def _pages(self, path: str, field: str, params: dict, page: int, about: str) -> Iterator[dict]:
         """Every item of a Unity listing, following ``next_page_token``."""

@@ -23,9 +23,9 @@ _EXPORTS = {
     "ROUTES": ".routes",
     "Route": ".routes",
     "openapi_document": ".routes",
-    "ServerHandle": ".serve",
-    "run_server_in_thread": ".serve",
-    "serve": ".serve",
+    "ServerHandle": ".running",
+    "run_server_in_thread": ".running",
+    "serve": ".running",
 }
 
 __all__ = sorted(_EXPORTS)

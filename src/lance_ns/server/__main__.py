@@ -9,7 +9,7 @@ import sys
 
 from ..config import connect, load_namespace
 from .app import DEFAULT_MAX_BODY_BYTES, DEFAULT_THREADS
-from .serve import serve
+from .running import serve
 
 
 def parse_args(argv=None) -> argparse.Namespace:
