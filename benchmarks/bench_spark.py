@@ -1,0 +1,117 @@
+"""Spark throughput: the ``lance`` source vs Spark's parquet vs pylance alone.
+
+    python benchmarks/bench_spark.py                 # 1M rows, local[2], 3 rounds
+    python benchmarks/bench_spark.py --rows 5000000 --rounds 5
+
+One cached DataFrame (id int64, x float64, s 20-char string) is written and
+read by each system in turn, interleaved round by round so that load from
+other processes hits all of them alike.  Reported: the median time of each
+operation, rows/s, and the ratio of rows/s to Spark parquet's (>1 = faster).
+
+* write: ``df.write`` (overwrite) / ``lance.write_dataset`` of the same rows;
+* full scan: every column read, through Spark's ``noop`` sink /
+  ``to_table()``;
+* one-column aggregate: ``sum(x)``; parquet prunes columns itself, the Lance
+  source is given ``columns=x`` (Python sources get no column pruning).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+
+def timed(fn) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--dir", help="scratch directory (default: a temp dir, removed)")
+    parser.add_argument("--ops", default="write,full scan,sum(x)", help="comma-separated subset to run")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark settings")
+    args = parser.parse_args()
+
+    import lance
+    import pyarrow.compute as pc
+
+    from lance_ns.spark import build_session
+
+    spark = build_session(args.master, "bench-spark", dict(c.split("=", 1) for c in args.conf))
+    spark.sparkContext.setLogLevel("ERROR")
+    scratch = Path(args.dir or tempfile.mkdtemp(prefix="bench-spark-"))
+    paths = {k: str(scratch / k) for k in ("lance_src", "parquet", "pylance")}
+
+    df = spark.range(0, args.rows, numPartitions=2).selectExpr(
+        "id", "id * 0.5 AS x", "substr(sha2(cast(id AS string), 256), 1, 20) AS s"
+    ).cache()
+    df.count()
+    arrow = df.toArrow()  # pylance gets the very same rows
+
+    def w_lance():
+        df.write.format("lance").mode("overwrite").save(paths["lance_src"])
+
+    def w_parquet():
+        df.write.mode("overwrite").parquet(paths["parquet"])
+
+    def w_pylance():
+        lance.write_dataset(arrow, paths["pylance"], mode="overwrite")
+
+    def scan_lance():
+        spark.read.format("lance").load(paths["lance_src"]).write.format("noop").mode("overwrite").save()
+
+    def scan_parquet():
+        spark.read.parquet(paths["parquet"]).write.format("noop").mode("overwrite").save()
+
+    def scan_pylance():
+        lance.dataset(paths["pylance"]).to_table()
+
+    def agg_lance():
+        spark.read.format("lance").option("columns", "x").load(paths["lance_src"]).agg({"x": "sum"}).collect()
+
+    def agg_parquet():
+        spark.read.parquet(paths["parquet"]).agg({"x": "sum"}).collect()
+
+    def agg_pylance():
+        pc.sum(lance.dataset(paths["pylance"]).to_table(columns=["x"])["x"])
+
+    ops = {
+        "write": {"lance source": w_lance, "spark parquet": w_parquet, "pylance": w_pylance},
+        "full scan": {"lance source": scan_lance, "spark parquet": scan_parquet, "pylance": scan_pylance},
+        "sum(x)": {"lance source": agg_lance, "spark parquet": agg_parquet, "pylance": agg_pylance},
+    }
+    ops = {k: v for k, v in ops.items() if k in args.ops.split(",")}
+    # warm-up: JIT, Python workers and their imports, file caches
+    for group in ops.values():
+        for fn in group.values():
+            fn()
+    times: dict[tuple[str, str], list[float]] = {}
+    for r in range(args.rounds):
+        for op, group in ops.items():
+            systems = list(group.items())
+            systems = systems[r % len(systems) :] + systems[: r % len(systems)]  # rotate the order
+            for name, fn in systems:
+                times.setdefault((op, name), []).append(timed(fn))
+
+    print(f"rows={args.rows} master={args.master} rounds={args.rounds} (median seconds, rows/s, ratio to parquet)")
+    for op, group in ops.items():
+        base = statistics.median(times[(op, "spark parquet")])
+        for name in group:
+            med = statistics.median(times[(op, name)])
+            print(f"  {op:<10} {name:<14} {med:7.3f}s {args.rows / med / 1e6:7.2f}M rows/s  x{base / med:5.2f}")
+    spark.stop()
+    if not args.dir:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

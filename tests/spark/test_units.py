@@ -1,0 +1,106 @@
+"""Pieces of the Spark source that need no SparkSession."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import lance
+import numpy as np
+import pyarrow as pa
+import pytest
+from lance_namespace import CreateNamespaceRequest, DescribeTableRequest
+
+from lance_ns.errors import InvalidInputError, TableNotFoundError
+from lance_ns.spark import datasource as dsrc
+from lance_ns.spark.table import namespace_config, resolve
+
+
+def test_aligned_copies_only_misaligned_batches():
+    raw = pa.py_buffer(b"\0" + np.arange(10, dtype="int64").tobytes())[1:]
+    odd = pa.record_batch([pa.Array.from_buffers(pa.int64(), 10, [None, raw])], names=["a"])
+    assert odd.column(0).buffers()[1].address % 8 == 1
+    fixed = dsrc.aligned(odd)
+    assert fixed.column(0).buffers()[1].address % 8 == 0
+    assert fixed.equals(odd)
+    dec = pa.py_buffer(b"\0" * 8 + pa.array([1, 2], pa.decimal128(20, 1)).buffers()[1].to_pybytes())[8:]
+    dec_batch = pa.record_batch([pa.Array.from_buffers(pa.decimal128(20, 1), 2, [None, dec])], names=["d"])
+    if dec_batch.column(0).buffers()[1].address % 16:  # 8 mod 16: fine for int64, not for decimal128
+        assert dsrc.aligned(dec_batch).column(0).buffers()[1].address % 16 == 0
+    fine = pa.record_batch([pa.array([1, 2])], names=["a"])
+    assert dsrc.aligned(fine) is fine
+
+
+def test_conform_casts_reorders_and_sets_nullability():
+    batch = pa.record_batch(
+        [pa.array(["x"], pa.large_string()), pa.array([1], pa.int64())],
+        schema=pa.schema([pa.field("s", pa.large_string()), pa.field("a", pa.int64(), nullable=False)]),
+    )
+    target = pa.schema([pa.field("a", pa.int64()), pa.field("s", pa.string())])
+    out = dsrc.conform(batch, target)
+    assert out.schema.equals(target)
+    assert out.to_pylist() == [{"a": 1, "s": "x"}]
+
+
+def test_namespace_config_matches_prefix_case_insensitively():
+    cfg = namespace_config({"impl": "lance.namespace.DirectoryNamespace", "directorynamespace.root": "/r"})
+    assert cfg["DirectoryNamespace.root"] == "/r"
+    assert namespace_config({"path": "/x"}) is None
+
+
+def test_resolve_path_and_storage_options():
+    ref, declared = resolve({"path": "s3://b/t.lance", "storage.region": "us-east-1"})
+    assert (ref.uri, ref.storage_options, ref.table_id, declared) == ("s3://b/t.lance", {"region": "us-east-1"}, None, False)
+    with pytest.raises(InvalidInputError):
+        resolve({})
+
+
+def test_resolve_through_namespace_declares_only_on_create(tmp_path):
+    options = {"impl": "dir", "dir.root": str(tmp_path)}
+    with pytest.raises(TableNotFoundError):
+        resolve({**options, "table": "t"})
+    ref, declared = resolve({**options, "path": "t"}, create=True)
+    assert declared and ref.table_id == ["t"] and ref.ns_config["impl"] == "dir"
+    again, declared_again = resolve({**options, "path": "t"}, create=True)
+    assert again.uri == ref.uri and not declared_again
+    with pytest.raises(InvalidInputError):
+        resolve({**options, "table": "../escape"})
+
+
+def _stream_writer(tmp_path, stream_id="q1"):
+    from pyspark.sql.types import LongType, StructField, StructType
+
+    options = {"impl": "dir", "dir.root": str(tmp_path), "table": "s", "streamId": stream_id}
+    return dsrc.LanceDataSource(options).streamWriter(StructType([StructField("id", LongType())]), False)
+
+
+def test_stream_sink_is_idempotent_per_batch(tmp_path):
+    writer = _stream_writer(tmp_path)
+    batch = pa.record_batch([pa.array([1, 2, 3], pa.int64())], names=["id"])
+    msg0 = writer.write(iter([batch]))
+    writer.commit([msg0], 0)
+    msg1 = writer.write(iter([batch]))
+    writer.commit([msg1], 1)
+    uri = writer.spec.ref.uri
+    assert lance.dataset(uri).count_rows() == 6
+    # a replay of batch 1 (after a crash between commit and checkpoint) commits nothing
+    replay = writer.write(iter([batch]))
+    writer.commit([replay], 1)
+    ds = lance.dataset(uri)
+    assert ds.version == 2 and ds.count_rows() == 6
+    data_files = {p.name for p in Path(uri).glob("data/*.lance")}
+    live = {f.path for frag in ds.get_fragments() for f in frag.data_files()}
+    assert data_files == live  # the replay's files were deleted
+    # another stream writing the same table is not confused with this one
+    other = _stream_writer(tmp_path, "q2")
+    other.commit([other.write(iter([batch]))], 0)
+    assert lance.dataset(uri).count_rows() == 9
+    assert dsrc.last_batch_id(writer.spec.ref, "q1") == 1
+    assert dsrc.last_batch_id(writer.spec.ref, "q2") == 0
+
+
+def test_stream_sink_needs_a_stream_id(tmp_path):
+    from pyspark.sql.types import LongType, StructField, StructType
+
+    source = dsrc.LanceDataSource({"impl": "dir", "dir.root": str(tmp_path), "table": "s"})
+    with pytest.raises(InvalidInputError, match="streamId"):
+        source.streamWriter(StructType([StructField("id", LongType())]), False)
