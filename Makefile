@@ -1,0 +1,39 @@
+SHELL := /bin/bash
+# lance-ns: two commands do all set-up on a fresh machine.
+#   make demo   installs, starts the REST server on a local directory namespace
+#               and runs the PySpark pipeline example end to end
+#   make test   installs and runs the whole test suite (what CI runs)
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: install test test-fast demo bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
+	$(BIN)/python -m pip install -q -e '.[test]' 2>&1 | grep -v '^WARNING: Location' ; test $${PIPESTATUS[0]:-0} -eq 0
+	$(BIN)/python -c "import lance, lance_ns, pyspark"
+	touch $(STAMP)
+
+test: install
+	$(BIN)/python -m pytest -q
+
+# everything but the Spark, Hive and Iceberg server tests (a quick local loop)
+test-fast: install
+	$(BIN)/python -m pytest -q -m "not slow"
+
+demo: install
+	bash scripts/demo.sh
+
+bench: install
+	$(BIN)/python benchmarks/bench_dir.py --quick
+	$(BIN)/python benchmarks/bench_rest.py --quick
+	$(BIN)/python benchmarks/bench_spark.py --quick
+
+clean:
+	rm -rf $(VENV) .lance-ns-demo .pytest_cache

@@ -1,0 +1,1 @@
+"""One module (or package) per backend; imported lazily by lance_ns.config."""
