@@ -41,6 +41,36 @@ def test_conform_casts_reorders_and_sets_nullability():
     assert out.to_pylist() == [{"a": 1, "s": "x"}]
 
 
+def test_read_batches_hold_about_a_fixed_number_of_bytes(tmp_path):
+    narrow = pa.schema([("x", pa.float64())])
+    wide = pa.schema([("v", pa.list_(pa.float32(), 1536)), ("id", pa.int64())])
+    assert dsrc.batch_rows(narrow) == dsrc.MAX_BATCH_ROWS
+    assert dsrc.batch_rows(wide) * (1536 * 4 + 8) <= dsrc.BATCH_BYTES
+    assert dsrc.MIN_BATCH_ROWS <= dsrc.batch_rows(wide) < dsrc.batch_rows(narrow)
+    # a scan uses it unless batchSize is given, and yields every row once
+    n = dsrc.MAX_BATCH_ROWS + 10
+    lance.write_dataset(pa.table({"x": np.arange(n, dtype="float64")}), str(tmp_path / "t"))
+    for options, sizes in (({}, [dsrc.MAX_BATCH_ROWS, 10]), ({"batchSize": "100000"}, [100000, 100000, 62154])):
+        source = dsrc.LanceDataSource({"path": str(tmp_path / "t"), **options})
+        reader = source.reader(source.schema())
+        got = [b.num_rows for p in reader.partitions() for b in reader.read(p)]
+        assert got == sizes
+
+
+def test_only_spark_workers_exempt_imports_from_gc(monkeypatch):
+    import gc
+
+    monkeypatch.delenv("SPARK_PYTHON_RUNTIME", raising=False)
+    dsrc._freeze_imports()
+    assert gc.get_freeze_count() == 0  # a driver or user process is left alone
+    monkeypatch.setenv("SPARK_PYTHON_RUNTIME", "PYTHON_WORKER")
+    try:
+        dsrc._freeze_imports()
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+
+
 def test_namespace_config_matches_prefix_case_insensitively():
     cfg = namespace_config({"impl": "lance.namespace.DirectoryNamespace", "directorynamespace.root": "/r"})
     assert cfg["DirectoryNamespace.root"] == "/r"

@@ -25,8 +25,11 @@ a failed job and undoes a table declaration it made.
 
 from __future__ import annotations
 
+import gc
 import itertools
 import json
+import os
+import sys
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -122,12 +125,47 @@ class _ScanSpec:
             columns=self.columns,
             filter=self.filter,
             fragments=fragments,
-            batch_size=self.batch_size,
+            batch_size=self.batch_size or batch_rows(_projected(ds.schema, self.columns)),
             scan_in_order=True,
         )
         for batch in scanner.to_batches():
             if batch.num_rows:
                 yield conform(batch, self.target)
+
+
+#: bytes a read batch aims at, and its bounds in rows (see :func:`batch_rows`)
+BATCH_BYTES = 16 << 20
+MIN_BATCH_ROWS, MAX_BATCH_ROWS = 1024, 256 * 1024
+
+
+def batch_rows(schema: pa.Schema) -> int:
+    """Rows per read batch: about :data:`BATCH_BYTES` of ``schema``'s rows.
+
+    Spark turns every batch from a Python source back into rows on the JVM,
+    and its cost per batch is high: with lance's default 8k-row batches a
+    one-column aggregate spent ~0.3 s per million rows more than with
+    256k-row ones (measured on local[2]).  Wide rows get fewer rows per batch
+    so memory stays bounded.
+    """
+    width = sum(_width(f.type) for f in schema) or 8
+    return max(MIN_BATCH_ROWS, min(MAX_BATCH_ROWS, BATCH_BYTES // width))
+
+
+def _width(t: pa.DataType) -> int:
+    """A rough byte width of one value (variable-size values guessed at 32)."""
+    if pa.types.is_fixed_size_list(t):
+        return t.list_size * _width(t.value_type)
+    if pa.types.is_struct(t):
+        return sum(_width(t.field(i).type) for i in range(t.num_fields))
+    try:
+        return max(t.bit_width // 8, 1)
+    except ValueError:  # no fixed width: strings, binaries, lists, maps
+        return 32
+
+
+def _projected(schema: pa.Schema, columns: list[str]) -> pa.Schema:
+    # the table's own types (fixed-size lists keep their size, unlike Spark's)
+    return pa.schema([schema.field(c) for c in columns if schema.get_field_index(c) >= 0])
 
 
 def conform(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
@@ -508,6 +546,29 @@ class LanceDataSource(DataSource):
         return LanceStreamWriter(spec, stream_id, declared)
 
 
+def _in_spark_worker() -> bool:
+    return os.environ.get("SPARK_PYTHON_RUNTIME") == "PYTHON_WORKER" or "pyspark.daemon" in sys.modules
+
+
+def _freeze_imports() -> None:
+    """In a Spark Python worker: import lance now and exempt everything
+    imported so far from garbage collection.
+
+    A reused worker runs ``gc.collect()`` after every task; the namespace
+    client models imported with ``lance_ns`` make that a ~0.1 s full-heap
+    walk per task, on the cores Spark's JVM needs at that moment (measured:
+    a one-column aggregate of 1M rows took ~0.2 s longer).  Module-level
+    objects live as long as the process anyway.
+    """
+    if _in_spark_worker():
+        import lance  # noqa: F401 - every worker method needs it
+
+        gc.freeze()
+
+
 def register(spark) -> None:
     """Register the ``lance`` format with ``spark`` (idempotent)."""
     spark.dataSource.register(LanceDataSource)
+
+
+_freeze_imports()
