@@ -82,17 +82,22 @@ def _more(out: Output, token: str | None) -> None:
 # -- namespaces -------------------------------------------------------------------------
 
 
-def namespace_list(args, out: Output) -> int:
+def _list_children(args, out: Output, method: str, model, field: str, column: str) -> int:
+    """``namespace list`` and ``table list``: child names of one namespace, every page."""
     ns = open_namespace(args)
     parent = ident(args)
-    names, token = listing(ns.list_namespaces, ListNamespacesRequest, "namespaces", args, id=parent)
+    names, token = listing(getattr(ns, method), model, field, args, id=parent)
 
     def human():
-        out.table(("namespace", "id"), [(n, to_string(parent + [n], args.delimiter)) for n in names])
+        out.table((column, "id"), [(n, to_string(parent + [n], args.delimiter)) for n in names])
         _more(out, token)
 
-    out.emit({"namespaces": names, "page_token": token}, human)
+    out.emit({field: names, "page_token": token}, human)
     return 0
+
+
+def namespace_list(args, out: Output) -> int:
+    return _list_children(args, out, "list_namespaces", ListNamespacesRequest, "namespaces", "namespace")
 
 
 def namespace_describe(args, out: Output) -> int:
@@ -194,16 +199,7 @@ def _not_found_exit() -> int:
 
 
 def table_list(args, out: Output) -> int:
-    ns = open_namespace(args)
-    parent = ident(args)
-    names, token = listing(ns.list_tables, ListTablesRequest, "tables", args, id=parent)
-
-    def human():
-        out.table(("table", "id"), [(n, to_string(parent + [n], args.delimiter)) for n in names])
-        _more(out, token)
-
-    out.emit({"tables": names, "page_token": token}, human)
-    return 0
+    return _list_children(args, out, "list_tables", ListTablesRequest, "tables", "table")
 
 
 def table_describe(args, out: Output) -> int:
