@@ -81,6 +81,11 @@ def open_dataset(location, storage_options=None, version=None, tag=None):
         ds = lance.dataset(location, storage_options=storage_options or None)
     except Exception as e:  # lance reports a missing dataset with its own error types
         raise TableNotFoundError(f"no Lance table at {location!r}: {e}") from None
+    return checkout(ds, location, version, tag)
+
+
+def checkout(ds, location, version=None, tag=None):
+    """``ds`` at ``version`` or ``tag`` (unchanged when neither is given)."""
     if tag is not None:
         try:
             return ds.checkout_version(ds.tags.get_version(tag))
@@ -96,20 +101,17 @@ def open_dataset(location, storage_options=None, version=None, tag=None):
 
 def fill_detail(resp, location, storage_options, request) -> None:
     """Fill version/schema/stats (and is_only_declared) of a DescribeTableResponse."""
-    import lance
-
     try:
-        lance.dataset(location, storage_options=storage_options or None)
-        declared_only = False
-    except Exception:
-        declared_only = True
+        latest = open_dataset(location, storage_options)  # opened once, checked out below
+    except TableNotFoundError:
+        latest = None
     if request.check_declared or request.load_detailed_metadata:
-        resp.is_only_declared = declared_only
+        resp.is_only_declared = latest is None
     if not (request.load_detailed_metadata or request.version is not None or request.tag):
         return
-    if declared_only:
+    if latest is None:
         raise InvalidTableStateError(f"table at {location!r} is declared but has no data yet")
-    ds = open_dataset(location, storage_options, request.version, request.tag)
+    ds = checkout(latest, location, request.version, request.tag)
     resp.version = ds.version
     resp.var_schema = schema_to_json(ds.schema)
     stats = ds.stats.dataset_stats()
