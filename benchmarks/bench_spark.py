@@ -54,7 +54,7 @@ def main() -> None:
     paths = {k: str(scratch / k) for k in ("lance_src", "parquet", "pylance")}
 
     df = spark.range(0, args.rows, numPartitions=2).selectExpr(
-        "id", "id * 0.5 AS x", "substr(sha2(cast(id AS string), 256), 1, 20) AS s"
+        "id", "CAST(id AS DOUBLE) * 0.5 AS x", "substr(sha2(cast(id AS string), 256), 1, 20) AS s"
     ).cache()
     df.count()
     arrow = df.toArrow()  # pylance gets the very same rows

@@ -6,8 +6,7 @@
 >>> ns = lance_ns.load_namespace("prod")   # ~/.config/lance-ns/config.toml or LANCE_NS__PROD__*
 """
 
-from .config import IMPLS, connect, from_config, load_class, load_namespace, named_config
-from .identifiers import parse_id, to_string
+import importlib
 
 __version__ = "0.1.0"
 
@@ -22,3 +21,31 @@ __all__ = [
     "to_string",
     "__version__",
 ]
+
+#: where each export lives; imported on first use (PEP 562) because
+#: ``lance_ns.config`` pulls in lance_namespace and its generated REST client
+#: (~1.7 s), which code such as Spark's Python workers, importing
+#: ``lance_ns.spark.datasource`` in every fresh process, does not need.
+_EXPORTS = {
+    "IMPLS": "config",
+    "connect": "config",
+    "from_config": "config",
+    "load_class": "config",
+    "load_namespace": "config",
+    "named_config": "config",
+    "parse_id": "identifiers",
+    "to_string": "identifiers",
+}
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'lance_ns' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))

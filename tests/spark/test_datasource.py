@@ -13,6 +13,7 @@ from lance_namespace import CreateNamespaceRequest, DescribeTableRequest, ListTa
 
 import lance_ns.spark as ls
 from lance_ns.errors import TableNotFoundError
+from lance_ns.spark.jobfiles import ABORTED, JOBS_DIR, JobFiles
 
 
 def read(spark, options, table=None, **more):
@@ -26,6 +27,21 @@ def events(spark, n=1000, parts=2):
     )
 
 
+def wait_for_tasks(spark, timeout=60.0):
+    """Until no task runs: a failed job's other tasks end (or are killed) later."""
+    import time
+
+    tracker = spark.sparkContext._jsc.sc().statusTracker()  # Python's lacks running-task counts
+
+    def running():
+        return sum(e.numRunningTasks() for e in tracker.getExecutorInfos())
+
+    deadline = time.monotonic() + timeout
+    while running() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not running(), "Spark tasks still running"
+
+
 def rows(df, order="id"):
     return [tuple(r) for r in df.orderBy(order).collect()]
 
@@ -35,7 +51,9 @@ def location(ns, table_id):
 
 
 def files_under(path):
-    return sorted(os.path.relpath(os.path.join(d, f), path) for d, _, fs in os.walk(path) for f in fs)
+    """Every file of a table except failed write jobs' ABORTED markers (see jobfiles)."""
+    found = sorted(os.path.relpath(os.path.join(d, f), path) for d, _, fs in os.walk(path) for f in fs)
+    return [f for f in found if not (f.startswith(JOBS_DIR + "/") and f.endswith("/" + ABORTED))]
 
 
 def test_workers_run_the_driver_interpreter(spark):
@@ -186,9 +204,40 @@ def test_failed_job_leaves_table_unchanged_without_orphans(spark, lake):
     for mode in ("append", "overwrite"):
         with pytest.raises(Exception, match="boom at 300"):
             _failing(spark).write.format("lance").mode(mode).options(**options).save("t")
+        wait_for_tasks(spark)  # Spark fails the job before its other task has ended
         assert lance.dataset(path).version == 1
         assert files_under(path) == before
     assert read(spark, options, "t").count() == 200
+
+
+def _written(path, n):
+    from lance.fragment import write_fragments
+
+    frags = write_fragments(pa.table({"a": list(range(n))}), path, max_rows_per_file=2)
+    return [f.path for frag in frags for f in frag.files]
+
+
+def test_job_files_task_finishing_after_abort_deletes_its_own_files(tmp_path):
+    # The race Spark leaves open: abort() runs with the messages of finished
+    # tasks while another task is still writing; that task's message is
+    # dropped, so it must notice the abort itself.
+    path = str(tmp_path / "t.lance")
+    job = JobFiles(path)
+    early, late = _written(path, 4), _written(path, 2)
+    assert job.record(early)
+    job.abort([])  # no message reached the driver; the record did
+    assert not job.record(late)  # finished after the abort
+    assert [f for f in files_under(path) if f.startswith("data/")] == []
+
+
+def test_job_files_commit_forgets_records_and_keeps_data(tmp_path):
+    path = str(tmp_path / "t.lance")
+    job = JobFiles(path)
+    paths = _written(path, 3)
+    assert job.record(paths)
+    job.finish()
+    assert sorted(f for f in files_under(path)) == sorted(f"data/{p}" for p in paths)
+    assert not os.path.exists(os.path.join(path, JOBS_DIR))
 
 
 def test_failed_create_leaves_no_table(spark, lake):

@@ -20,7 +20,8 @@ why it is opt-in) or a Lance SQL ``filter`` option, ``columns`` / a user
 schema to read some columns, ``version`` / ``tag`` for time travel.  Writes: every task writes fragments,
 the driver commits them in one transaction (Append or Overwrite, with the
 version read at planning as ``read_version``); ``abort`` deletes the files of
-a failed job and undoes a table declaration it made.
+a failed job, including those of tasks that finish after it (see
+:mod:`.jobfiles`), and undoes a table declaration it made.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import itertools
 import json
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterator
 
 import pyarrow as pa
@@ -45,8 +46,9 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from ..errors import InvalidInputError, InvalidTableStateError, TableSchemaValidationError
 from . import filters as _filters
+from .errors import error
+from .jobfiles import JobFiles
 from .schema import arrow_target, spark_schema
 from .table import TableRef, latest_version, resolve
 
@@ -68,7 +70,7 @@ def _int_opt(options, key: str, default: int | None = None) -> int | None:
     try:
         return int(value)
     except ValueError:
-        raise InvalidInputError(f"option {key!r} must be an integer, got {value!r}") from None
+        raise error("InvalidInputError", f"option {key!r} must be an integer, got {value!r}") from None
 
 
 def _bool_opt(options, key: str, default: bool = False) -> bool:
@@ -76,7 +78,7 @@ def _bool_opt(options, key: str, default: bool = False) -> bool:
     if value is None:
         return default
     if value.lower() not in ("true", "false"):
-        raise InvalidInputError(f"option {key!r} must be true or false, got {value!r}")
+        raise error("InvalidInputError", f"option {key!r} must be true or false, got {value!r}")
     return value.lower() == "true"
 
 
@@ -86,7 +88,7 @@ def _columns_opt(options) -> list[str] | None:
         return None
     cols = [c.strip() for c in value.split(",") if c.strip()]
     if not cols:
-        raise InvalidInputError("option 'columns' names no column")
+        raise error("InvalidInputError", "option 'columns' names no column")
     return cols
 
 
@@ -94,7 +96,7 @@ def snapshot_version(ref: TableRef, options) -> int:
     """The version a read uses: ``version``, ``tag`` or the latest."""
     version, tag = _opt(options, "version"), _opt(options, "tag")
     if version is not None and tag is not None:
-        raise InvalidInputError("give either 'version' or 'tag', not both")
+        raise error("InvalidInputError", "give either 'version' or 'tag', not both")
     if tag is not None:
         return ref.open().tags.get_version(tag)
     if version is not None:
@@ -261,6 +263,7 @@ class _WriteSpec:
     overwrite: bool
     max_rows_per_file: int | None = None
     data_storage_version: str | None = None
+    job: JobFiles | None = None  # batch jobs: where tasks record their files
 
     def write(self, batches: Iterator[pa.RecordBatch]) -> LanceCommitMessage:
         from lance.fragment import write_fragments
@@ -283,7 +286,10 @@ class _WriteSpec:
             storage_options=self.ref.storage_options or None,
             **kwargs,
         )
-        return LanceCommitMessage([json.dumps(f.to_json()) for f in frags])
+        message = LanceCommitMessage([json.dumps(f.to_json()) for f in frags])
+        if self.job is not None and not self.job.record(message.data_files()):
+            return LanceCommitMessage([])  # the job failed while this task wrote
+        return message
 
     def commit(self, messages, read_version: int | None, properties: dict[str, str]):
         import lance
@@ -320,13 +326,14 @@ def _write_target(ref: TableRef, schema: StructType, overwrite: bool) -> tuple[p
         return incoming, version
     table = ref.open(version).schema
     if sorted(table.names) != sorted(incoming.names):
-        raise TableSchemaValidationError(
-            f"cannot append columns {incoming.names} to table {ref.uri} with columns {table.names}"
+        raise error(
+            "TableSchemaValidationError",
+            f"cannot append columns {incoming.names} to table {ref.uri} with columns {table.names}",
         )
     for f in incoming:
         want = table.field(f.name).type
         if f.type != want and not _castable(f.type, want):
-            raise TableSchemaValidationError(f"column {f.name!r}: cannot append {f.type} to {want}")
+            raise error("TableSchemaValidationError", f"column {f.name!r}: cannot append {f.type} to {want}")
     return table, version
 
 
@@ -349,9 +356,10 @@ class LanceWriter(DataSourceArrowWriter):
 
     def commit(self, messages):
         self.spec.commit(messages, self.read_version, {WRITER_KEY: "spark"})
+        self.spec.job.finish()
 
     def abort(self, messages):
-        self.spec.delete_files(messages)
+        self.spec.job.abort(p for m in messages if m is not None for p in m.data_files())
         if self.declared:
             _undeclare(self.spec.ref)
 
@@ -391,7 +399,9 @@ class LanceStreamReader(DataSourceStreamReader):
         try:
             return {"version": int(self.starting)}
         except ValueError:
-            raise InvalidInputError(f"startingVersion must be earliest, latest or a version, not {self.starting!r}")
+            raise error(
+                "InvalidInputError", f"startingVersion must be earliest, latest or a version, not {self.starting!r}"
+            )
 
     def latestOffset(self, start=None, limit=None):
         return {"version": self.spec.ref.open().version}
@@ -407,9 +417,10 @@ class LanceStreamReader(DataSourceStreamReader):
             now = {f.fragment_id: f.metadata.deletion_file for f in ds.get_fragments()}
             changed = [i for i, d in old.items() if i not in now or now[i] != d]
             if changed and not self.ignore_changes:
-                raise InvalidTableStateError(
+                raise error(
+                    "InvalidTableStateError",
                     f"table {self.spec.ref.uri} changed existing rows between versions {v0} and {v1} "
-                    "(overwrite, delete or compaction); set ignoreChanges=true to read only new fragments"
+                    "(overwrite, delete or compaction); set ignoreChanges=true to read only new fragments",
                 )
             new_ids = [i for i in new_ids if i not in old]
         return [
@@ -484,7 +495,7 @@ class LanceDataSource(DataSource):
         if columns:
             missing = [c for c in columns if c not in table.names]
             if missing:
-                raise InvalidInputError(f"columns {missing} not in table {ref.uri} ({table.names})")
+                raise error("InvalidInputError", f"columns {missing} not in table {ref.uri} ({table.names})")
             table = pa.schema([table.field(c) for c in columns])
         return spark_schema(table)
 
@@ -523,6 +534,7 @@ class LanceDataSource(DataSource):
 
     def writer(self, schema, overwrite):
         spec, version, declared = self._write_spec(schema, overwrite)
+        spec = replace(spec, job=JobFiles(spec.ref.uri, spec.ref.storage_options))
         return LanceWriter(spec, version, declared)
 
     def streamReader(self, schema):
@@ -538,9 +550,10 @@ class LanceDataSource(DataSource):
     def streamWriter(self, schema, overwrite):
         stream_id = _opt(self.options, "streamId") or _opt(self.options, "checkpointLocation")
         if not stream_id:
-            raise InvalidInputError(
+            raise error(
+                "InvalidInputError",
                 "the lance streaming sink needs option 'streamId' (or 'checkpointLocation') "
-                "to recognise replayed batches"
+                "to recognise replayed batches",
             )
         spec, _, declared = self._write_spec(schema, overwrite)
         return LanceStreamWriter(spec, stream_id, declared)

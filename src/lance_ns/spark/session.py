@@ -30,8 +30,18 @@ DEFAULT_CONF: dict[str, str] = {
     # pushFilters is only called with this on; a reader defining pushFilters
     # fails every read when it is off, so the source requires it.
     "spark.sql.python.filterPushdown.enabled": "true",
-    # The C1 JIT alone halves JVM start time; local jobs never warm up C2.
-    "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",
+    # Spark 4 checks an Arrow batch's byte size after every row it adds
+    # whenever this limit is below Int.MaxValue (ArrowWriter.sizeInBytes walks
+    # every vector); that check was half the cost of handing rows to the
+    # writer's Python workers (1M rows: 1.05 s -> 0.48 s, benchmarks/
+    # bench_spark.py).  Int.MaxValue turns the check off; batches are still
+    # bounded by spark.sql.execution.arrow.maxRecordsPerBatch (10,000 rows).
+    "spark.sql.execution.arrow.maxBytesPerBatch": str(2**31 - 1),
+    # ParallelGC suits short batch jobs on few cores better than G1 (reads of
+    # both Lance and parquet ~10-20% faster here).  The full tiered JIT is
+    # kept: C1-only (-XX:TieredStopAtLevel=1) starts ~1 s sooner but runs the
+    # per-row code that Python sources depend on 1.5-2x slower.
+    "spark.driver.extraJavaOptions": "-XX:+UseParallelGC",
     "spark.ui.enabled": "false",
     "spark.sql.shuffle.partitions": "4",
     "spark.sql.execution.arrow.pyspark.enabled": "true",

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Callable, Mapping
 
-from ..identifiers import parse_id
 from .table import namespace_config
 
 
@@ -64,6 +63,8 @@ def register_views(
     from ..config import from_config
 
     delimiter = str(options.get("delimiter", "."))
+    from ..identifiers import parse_id
+
     ns_id = parse_id(namespace, delimiter)
     ns = from_config(config)
     register(spark)

@@ -21,8 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from ..errors import InvalidInputError, TableNotFoundError
-from ..identifiers import parse_id
+from .errors import error
 
 STORAGE_PREFIX = "storage."
 
@@ -80,7 +79,9 @@ def table_identifier(options: Mapping[str, str]) -> list[str]:
     opts = _options(options)
     ident = opts.get("table") or opts.get("path")
     if not ident:
-        raise InvalidInputError("no table given: use load('db.table') or the 'table' option")
+        raise error("InvalidInputError", "no table given: use load('db.table') or the 'table' option")
+    from ..identifiers import parse_id
+
     return parse_id(ident, opts.get("delimiter", "."))
 
 
@@ -95,12 +96,13 @@ def resolve(options: Mapping[str, str], create: bool = False) -> tuple[TableRef,
     if config is None:
         uri = _options(options).get("path")
         if not uri:
-            raise InvalidInputError("give either 'impl' (or 'namespace') with a table identifier, or a 'path'")
+            raise error("InvalidInputError", "give either 'impl' (or 'namespace') with a table identifier, or a 'path'")
         return TableRef(uri=uri, storage_options=extra), False
 
     from lance_namespace import DeclareTableRequest, DescribeTableRequest
 
     from ..config import from_config
+    from ..errors import TableNotFoundError
 
     ns = from_config(config)
     table_id = table_identifier(options)
@@ -113,7 +115,7 @@ def resolve(options: Mapping[str, str], create: bool = False) -> tuple[TableRef,
         resp = ns.declare_table(DeclareTableRequest(id=table_id))
         declared = True
     if not resp.location:
-        raise InvalidInputError(f"namespace gave no location for table {table_id}")
+        raise error("InvalidInputError", f"namespace gave no location for table {table_id}")
     opts = dict(resp.storage_options or {})
     opts.update(extra)
     return TableRef(uri=resp.location, storage_options=opts, table_id=table_id, ns_config=config), declared
