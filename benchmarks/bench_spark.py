@@ -15,6 +15,11 @@ operation, rows/s, and the ratio of rows/s to Spark parquet's (>1 = faster).
   source is given ``columns=x`` (Python sources get no column pruning);
 * ``sum(x) all``: the same query without ``columns`` (what a user who does
   not know the option gets: the source reads and ships every column).
+
+"python floor" is what any Spark Python data source costs at best: a writer
+that drops the Arrow batches it is handed, and a reader whose two partitions
+yield ``x`` from memory (no I/O, one column).  Where the lance source is close
+to it, the rest of its time is Spark's JVM <-> Python path, not Lance.
 """
 
 from __future__ import annotations
@@ -31,6 +36,51 @@ def timed(fn) -> float:
     t = time.perf_counter()
     fn()
     return time.perf_counter() - t
+
+
+def _floor_source(rows: int):
+    """The cheapest possible Python data source (see the module docstring)."""
+    from pyspark.sql.datasource import (
+        DataSource,
+        DataSourceArrowWriter,
+        DataSourceReader,
+        InputPartition,
+        WriterCommitMessage,
+    )
+
+    class Drop(DataSourceArrowWriter):
+        def write(self, iterator):
+            for _ in iterator:
+                pass
+            return WriterCommitMessage()
+
+    class Memory(DataSourceReader):
+        def partitions(self):
+            half = rows // 2
+            return [InputPartition((0, half)), InputPartition((half, rows))]
+
+        def read(self, partition):
+            import numpy as np
+            import pyarrow as pa
+
+            lo, hi = partition.value
+            yield pa.RecordBatch.from_arrays([pa.array(np.arange(lo, hi, dtype="float64") * 0.5)], names=["x"])
+
+    class Floor(DataSource):
+        @classmethod
+        def name(cls):
+            return "pyfloor"
+
+        def schema(self):
+            return "x double"
+
+        def reader(self, schema):
+            return Memory()
+
+        def writer(self, schema, overwrite):
+            return Drop()
+
+    return Floor
 
 
 def main() -> None:
@@ -50,6 +100,7 @@ def main() -> None:
 
     spark = build_session(args.master, "bench-spark", dict(c.split("=", 1) for c in args.conf))
     spark.sparkContext.setLogLevel("ERROR")
+    spark.dataSource.register(_floor_source(args.rows))
     scratch = Path(args.dir or tempfile.mkdtemp(prefix="bench-spark-"))
     paths = {k: str(scratch / k) for k in ("lance_src", "parquet", "pylance")}
 
@@ -86,13 +137,19 @@ def main() -> None:
     def agg_parquet():
         spark.read.parquet(paths["parquet"]).agg({"x": "sum"}).collect()
 
+    def w_floor():
+        df.write.format("pyfloor").mode("overwrite").save()
+
+    def agg_floor():
+        spark.read.format("pyfloor").load().agg({"x": "sum"}).collect()
+
     def agg_pylance():
         pc.sum(lance.dataset(paths["pylance"]).to_table(columns=["x"])["x"])
 
     ops = {
-        "write": {"lance source": w_lance, "spark parquet": w_parquet, "pylance": w_pylance},
+        "write": {"lance source": w_lance, "spark parquet": w_parquet, "pylance": w_pylance, "python floor": w_floor},
         "full scan": {"lance source": scan_lance, "spark parquet": scan_parquet, "pylance": scan_pylance},
-        "sum(x)": {"lance source": agg_lance, "spark parquet": agg_parquet, "pylance": agg_pylance},
+        "sum(x)": {"lance source": agg_lance, "spark parquet": agg_parquet, "pylance": agg_pylance, "python floor": agg_floor},
         "sum(x) all": {"lance source": agg_lance_all, "spark parquet": agg_parquet},
     }
     ops = {k: v for k, v in ops.items() if k in args.ops.split(",")}
