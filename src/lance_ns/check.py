@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Mapping
 from urllib.parse import quote
 
@@ -233,8 +233,30 @@ def _show(errors: list[dict]) -> str:
     return "; ".join(f"{e['method']} {e['path']} -> {e['status']} code={e['code']}" for e in errors[:3])
 
 
+#: checks that use a namespace level below the scenario's namespace; a flat
+#: catalog (one level of databases: Hive 2, Glue) skips them
+_NESTED = frozenset(
+    {
+        "table.declare.missing_namespace",
+        "tables.list.missing_namespace",
+        "tables.list",
+        "tables.list.paging",
+    }
+)
+
+
+def _needs_nesting(check: Check) -> Check:
+    if check.name.startswith(("namespace.", "namespaces.")) or check.name in _NESTED:
+        return replace(check, needs=check.needs | {"nested"})
+    return check
+
+
 def scenario() -> list[Check]:
     """The ordered scenario.  Later checks may rely on the state earlier ones built."""
+    return [_needs_nesting(c) for c in _scenario()]
+
+
+def _scenario() -> list[Check]:
     missing = _nsid("__missing__")
     missing_table = _nsid("__missing_table__")
     checks = [
@@ -562,6 +584,7 @@ class Run:
         self.vars: dict[str, Any] = {}
         self.errors: list[dict] = []  # every HTTP error response seen: method, path, status, code
         self.has_data: bool | None = None
+        self.nested: bool | None = None  # whether a namespace can be created inside the scenario's
         self.passed: set[str] = set()
         self.leaks: list[tuple[str, list[str]]] = []  # (op, id) created although refused
         self._hooked = [c for c in (target.http, getattr(target.client, "_client", None) if target.http else None) if c]
@@ -744,7 +767,24 @@ def _needs_met(check: Check, target: Target, run: Run) -> str | None:
         return "needs --auth-token"
     if "data" in check.needs and run.has_data is False:
         return "no table with data could be created"
+    if "nested" in check.needs and run.nested is False:
+        return "the backend has no namespace level below the scenario's namespace (a flat catalog)"
     return None
+
+
+def _probe_nesting(run: Run) -> bool:
+    """Whether a namespace can be created inside the scenario's namespace.
+
+    Unsupported (0) or InvalidInput (13) for the child means a flat catalog;
+    any other answer lets the nested checks run and report for themselves.
+    """
+    probe = [NS, "nesting_probe"]
+    try:
+        run.call("CreateNamespace", {"id": probe}, raw=True)
+    except LanceNamespaceError as e:
+        return int(e.code) not in (0, 13)
+    _quiet(run, "DropNamespace", {"id": probe})
+    return True
 
 
 def unique_namespace(prefix: str = "lance_ns_check") -> str:
@@ -777,6 +817,8 @@ def run_checks(
     if not _run_one(run, setup, emit):
         return results
     try:
+        if any("nested" in c.needs for c in checks):
+            run.nested = _probe_nesting(run)
         for check in checks:
             reason = _needs_met(check, target, run)
             if reason:

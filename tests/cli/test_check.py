@@ -28,7 +28,7 @@ def test_scenario_is_well_formed():
         for step in check.setup + check.steps:
             if isinstance(step, C.Call):
                 assert step.op in BY_OP_ID, step.op
-        assert check.needs <= {"http", "data", "auth"}
+        assert check.needs <= {"http", "data", "auth", "nested"}
         assert check.after is None or check.after in names[: names.index(check.name)]
     # every error code the issue names is exercised
     codes = set()
@@ -50,6 +50,27 @@ def test_check_backend_in_process(cli, tmp_path):
     assert lance_ns.connect("dir", {"root": str(tmp_path)}).list_namespaces(
         lance_ns.base.OPERATIONS["list_namespaces"].request(id=[])
     ).namespaces == []  # the isolated namespace is gone
+
+
+def test_check_skips_nested_checks_on_a_flat_catalog(cli):
+    # one level of namespaces, like Hive 2 and Glue: the checks that need a
+    # namespace inside the scenario's are skipped, saying why; the rest pass
+    r = cli("check", "--impl", "tests.cli.flat:FlatMemoryNamespace", "--json")
+    assert r.rc == 0, _failed(r)
+    statuses = {x["name"]: (x["status"], x["detail"]) for x in r.json()["results"]}
+    nested = [c.name for c in C.CHECKS if "nested" in c.needs]
+    assert "namespace.create" in nested and "tables.list" in nested and "table.declare" not in nested
+    for name in nested:
+        assert statuses[name][0] == "skip" and "flat catalog" in statuses[name][1], (name, statuses[name])
+    for name in ("table.declare", "table.describe", "table.drop", "table.create", "table.register", "scenario.cleanup"):
+        assert statuses[name][0] == "pass", (name, statuses[name])
+
+
+def test_check_runs_nested_checks_where_namespaces_nest(cli, tmp_path):
+    r = cli("check", "--impl", "memory", "--json")
+    assert r.rc == 0, _failed(r)
+    statuses = {x["name"]: x["status"] for x in r.json()["results"]}
+    assert statuses["namespace.create"] == statuses["tables.list.paging"] == "pass"
 
 
 def test_check_catches_a_backend_that_ignores_skip(cli):
