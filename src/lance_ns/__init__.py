@@ -7,6 +7,11 @@
 """
 
 import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # static names for type checkers and IDEs; imported lazily at run time
+    from .config import IMPLS, connect, from_config, load_class, load_namespace, named_config
+    from .identifiers import parse_id, to_string
 
 __version__ = "0.1.0"
 

@@ -134,3 +134,19 @@ def test_stream_sink_needs_a_stream_id(tmp_path):
     source = dsrc.LanceDataSource({"impl": "dir", "dir.root": str(tmp_path), "table": "s"})
     with pytest.raises(InvalidInputError, match="streamId"):
         source.streamWriter(StructType([StructField("id", LongType())]), False)
+
+
+def test_worker_imports_stay_light():
+    # Every fresh Spark Python worker imports the source's module to unpickle
+    # readers and writers; lance_namespace (and its generated REST client,
+    # ~1.7 s) must not come with it.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, lance_ns.spark.datasource, lance_ns.spark.jobfiles, lance_ns;"
+        "heavy = [m for m in ('lance_namespace', 'lance_namespace_urllib3_client', 'lance_ns.config') if m in sys.modules];"
+        "print(','.join(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == ""
