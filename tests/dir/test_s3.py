@@ -5,12 +5,11 @@ from __future__ import annotations
 import threading
 import uuid
 
-import boto3
 import pytest
 
 import lance_ns
 from lance_ns.impls.dir.manifest import NAMESPACE, TABLE, Entry, Exists, Manifest
-from tests.servers.moto import client_kwargs, moto_server, s3_storage_options
+from tests.servers.moto import moto_bucket
 
 from .conftest import code, ipc, sample
 
@@ -19,10 +18,8 @@ BUCKET = "lance-dir-tests"
 
 @pytest.fixture(scope="module")
 def s3():
-    with moto_server() as endpoint:
-        client = boto3.client("s3", **client_kwargs(endpoint))
-        client.create_bucket(Bucket=BUCKET)
-        yield client, s3_storage_options(endpoint)
+    with moto_bucket(BUCKET) as bucket:
+        yield bucket
 
 
 @pytest.fixture

@@ -107,3 +107,14 @@ def shared_endpoint() -> str:
 def moto_server():
     """Context manager yielding the endpoint URL of the shared moto server."""
     yield shared_endpoint()
+
+
+@contextmanager
+def moto_bucket(bucket: str):
+    """The shared moto server with ``bucket`` created: (boto3 S3 client, pylance storage options)."""
+    import boto3
+
+    with moto_server() as endpoint:
+        client = boto3.client("s3", **client_kwargs(endpoint))
+        client.create_bucket(Bucket=bucket)
+        yield client, s3_storage_options(endpoint)

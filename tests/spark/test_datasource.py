@@ -210,10 +210,12 @@ def test_failed_job_leaves_table_unchanged_without_orphans(spark, lake):
     assert read(spark, options, "t").count() == 200
 
 
-def _written(path, n):
+def _written(path, n, storage_options=None):
     from lance.fragment import write_fragments
 
-    frags = write_fragments(pa.table({"a": list(range(n))}), path, max_rows_per_file=2)
+    frags = write_fragments(
+        pa.table({"a": list(range(n))}), path, max_rows_per_file=2, storage_options=storage_options
+    )
     return [f.path for frag in frags for f in frag.files]
 
 
@@ -228,40 +230,6 @@ def test_job_files_task_finishing_after_abort_deletes_its_own_files(tmp_path):
     job.abort([])  # no message reached the driver; the record did
     assert not job.record(late)  # finished after the abort
     assert [f for f in files_under(path) if f.startswith("data/")] == []
-
-
-def test_job_files_on_object_storage():
-    # the same protocol on S3 (moto): records, marker and deletes go through
-    # lance's object store, with the table's storage options
-    import boto3
-
-    from tests.servers.moto import client_kwargs, moto_server, s3_storage_options
-
-    with moto_server() as url:
-        s3 = boto3.client("s3", **client_kwargs(url))
-        s3.create_bucket(Bucket="spark-jobs")
-        opts = s3_storage_options(url)
-        uri = "s3://spark-jobs/t.lance"
-
-        def written(n):
-            from lance.fragment import write_fragments
-
-            frags = write_fragments(pa.table({"a": list(range(n))}), uri, max_rows_per_file=2, storage_options=opts)
-            return [f.path for frag in frags for f in frag.files]
-
-        def keys():
-            return sorted(o["Key"] for o in s3.list_objects_v2(Bucket="spark-jobs").get("Contents", []))
-
-        job = JobFiles(uri, opts)
-        assert job.record(written(4))
-        job.abort([])
-        assert not job.record(written(2))
-        assert [k for k in keys() if "/data/" in k or k.endswith(".json")] == []
-        kept = JobFiles(uri, opts)
-        paths = written(2)
-        assert kept.record(paths)
-        kept.finish()
-        assert [k for k in keys() if not k.endswith("/" + ABORTED)] == [f"t.lance/data/{p}" for p in paths]
 
 
 def test_job_files_commit_forgets_records_and_keeps_data(tmp_path):

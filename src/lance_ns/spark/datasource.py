@@ -48,7 +48,7 @@ from pyspark.sql.types import StructType
 
 from . import filters as _filters
 from .errors import error
-from .jobfiles import JobFiles
+from .jobfiles import JobFiles, delete_data_files, open_session
 from .schema import arrow_target, spark_schema
 from .table import TableRef, latest_version, resolve
 
@@ -256,6 +256,11 @@ class LanceCommitMessage(WriterCommitMessage):
         return [f["path"] for frag in self.fragments for f in json.loads(frag)["files"]]
 
 
+def _data_files(messages) -> list[str]:
+    """The data files of a job's commit messages (None for tasks that sent none)."""
+    return [p for m in messages if m is not None for p in m.data_files()]
+
+
 @dataclass
 class _WriteSpec:
     ref: TableRef
@@ -305,17 +310,9 @@ class _WriteSpec:
 
     def delete_files(self, messages) -> None:
         """Delete the data files of uncommitted fragments (best effort per file)."""
-        from lance.file import LanceFileSession
-
-        paths = [p for m in messages if m is not None for p in m.data_files()]
-        if not paths:
-            return
-        session = LanceFileSession(self.ref.uri, storage_options=self.ref.storage_options or None)
-        for path in paths:
-            try:
-                session.delete_file(f"data/{path}")
-            except Exception:  # noqa: BLE001 - a file never written is not an error here
-                pass
+        paths = _data_files(messages)
+        if paths:
+            delete_data_files(open_session(self.ref.uri, self.ref.storage_options), paths)
 
 
 def _write_target(ref: TableRef, schema: StructType, overwrite: bool) -> tuple[pa.Schema, int | None]:
@@ -359,7 +356,7 @@ class LanceWriter(DataSourceArrowWriter):
         self.spec.job.finish()
 
     def abort(self, messages):
-        self.spec.job.abort(p for m in messages if m is not None for p in m.data_files())
+        self.spec.job.abort(_data_files(messages))
         if self.declared:
             _undeclare(self.spec.ref)
 

@@ -38,9 +38,7 @@ class JobFiles:
         return f"{JOBS_DIR}/{self.job_id}"
 
     def _session(self):
-        from lance.file import LanceFileSession
-
-        return LanceFileSession(self.uri, storage_options=self.storage_options or None)
+        return open_session(self.uri, self.storage_options)
 
     def record(self, paths: list[str]) -> bool:
         """Record a task's finished data files (relative to ``data/``).
@@ -54,7 +52,7 @@ class JobFiles:
         record = f"{self._dir}/{uuid.uuid4().hex}.json"
         _upload(session, record, json.dumps(paths))
         if session.contains(f"{self._dir}/{ABORTED}"):
-            _delete(session, paths)
+            delete_data_files(session, paths)
             _delete_quietly(session, record)
             return False
         return True
@@ -67,7 +65,7 @@ class JobFiles:
         found = set(paths)
         for record in records:
             found.update(json.loads(_download(session, record)))
-        _delete(session, sorted(found))
+        delete_data_files(session, sorted(found))
         for record in records:
             _delete_quietly(session, record)
 
@@ -80,6 +78,19 @@ class JobFiles:
 
     def _records(self, session) -> list[str]:
         return [p for p in session.list(self._dir) if p.endswith(".json")]
+
+
+def open_session(uri: str, storage_options: dict[str, str] | None):
+    """A lance file session rooted at the table ``uri``."""
+    from lance.file import LanceFileSession
+
+    return LanceFileSession(uri, storage_options=storage_options or None)
+
+
+def delete_data_files(session, paths: Iterable[str]) -> None:
+    """Delete data files (paths relative to ``data/``), best effort per file."""
+    for path in paths:
+        _delete_quietly(session, f"data/{path}")
 
 
 def _upload(session, remote: str, text: str) -> None:
@@ -101,11 +112,6 @@ def _download(session, remote: str) -> str:
             return f.read()
     finally:
         os.unlink(local)
-
-
-def _delete(session, paths: Iterable[str]) -> None:
-    for path in paths:
-        _delete_quietly(session, f"data/{path}")
 
 
 def _delete_quietly(session, path: str) -> None:
