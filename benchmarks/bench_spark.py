@@ -11,10 +11,14 @@ operation, rows/s, and the ratio of rows/s to Spark parquet's (>1 = faster).
 * write: ``df.write`` (overwrite) / ``lance.write_dataset`` of the same rows;
 * full scan: every column read, through Spark's ``noop`` sink /
   ``to_table()``;
-* one-column aggregate: ``sum(x)``; parquet prunes columns itself, the Lance
-  source is given ``columns=x`` (Python sources get no column pruning);
-* ``sum(x) all``: the same query without ``columns`` (what a user who does
-  not know the option gets: the source reads and ships every column).
+* one-column aggregate: ``sum(x)`` as a user writes it (no option): Spark
+  tells parquet and the lance format (JVM read path) which column it needs.
+
+"lance source" is ``format("lance")``: with a JDK its reads take the JVM
+column-batch path (``lance_ns.spark.bridge``), writes always run in Python.
+"lance python" is the same table read through the pure Python source
+(``format("lance_python")``, what ``lance`` is without a JDK); it is given
+``columns=x`` for the aggregate, since Python sources get no column pruning.
 
 "python floor" is what any Spark Python data source costs at best: a writer
 that drops the Arrow batches it is handed, and a reader whose two partitions
@@ -83,13 +87,24 @@ def _floor_source(rows: int):
     return Floor
 
 
+def _bridge_active(spark) -> bool:
+    """Whether ``format("lance")`` is the JVM bridge in this session."""
+    from lance_ns.spark.bridge import PROVIDER
+
+    try:
+        spark._jvm.java.lang.Class.forName(PROVIDER, False, spark._jvm.org.apache.spark.util.Utils.getContextOrSparkClassLoader())
+        return True
+    except Exception:  # noqa: BLE001 - py4j raises on ClassNotFoundException
+        return False
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--dir", help="scratch directory (default: a temp dir, removed)")
-    parser.add_argument("--ops", default="write,full scan,sum(x),sum(x) all", help="comma-separated subset to run")
+    parser.add_argument("--ops", default="write,full scan,sum(x)", help="comma-separated subset to run")
     parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark settings")
     args = parser.parse_args()
 
@@ -101,6 +116,7 @@ def main() -> None:
     spark = build_session(args.master, "bench-spark", dict(c.split("=", 1) for c in args.conf))
     spark.sparkContext.setLogLevel("ERROR")
     spark.dataSource.register(_floor_source(args.rows))
+    bridge = _bridge_active(spark)
     scratch = Path(args.dir or tempfile.mkdtemp(prefix="bench-spark-"))
     paths = {k: str(scratch / k) for k in ("lance_src", "parquet", "pylance")}
 
@@ -125,14 +141,17 @@ def main() -> None:
     def scan_parquet():
         spark.read.parquet(paths["parquet"]).write.format("noop").mode("overwrite").save()
 
+    def scan_python():
+        spark.read.format("lance_python").load(paths["lance_src"]).write.format("noop").mode("overwrite").save()
+
     def scan_pylance():
         lance.dataset(paths["pylance"]).to_table()
 
     def agg_lance():
-        spark.read.format("lance").option("columns", "x").load(paths["lance_src"]).agg({"x": "sum"}).collect()
-
-    def agg_lance_all():
         spark.read.format("lance").load(paths["lance_src"]).agg({"x": "sum"}).collect()
+
+    def agg_python():
+        spark.read.format("lance_python").option("columns", "x").load(paths["lance_src"]).agg({"x": "sum"}).collect()
 
     def agg_parquet():
         spark.read.parquet(paths["parquet"]).agg({"x": "sum"}).collect()
@@ -148,9 +167,19 @@ def main() -> None:
 
     ops = {
         "write": {"lance source": w_lance, "spark parquet": w_parquet, "pylance": w_pylance, "python floor": w_floor},
-        "full scan": {"lance source": scan_lance, "spark parquet": scan_parquet, "pylance": scan_pylance},
-        "sum(x)": {"lance source": agg_lance, "spark parquet": agg_parquet, "pylance": agg_pylance, "python floor": agg_floor},
-        "sum(x) all": {"lance source": agg_lance_all, "spark parquet": agg_parquet},
+        "full scan": {
+            "lance source": scan_lance,
+            "lance python": scan_python,
+            "spark parquet": scan_parquet,
+            "pylance": scan_pylance,
+        },
+        "sum(x)": {
+            "lance source": agg_lance,
+            "lance python": agg_python,
+            "spark parquet": agg_parquet,
+            "pylance": agg_pylance,
+            "python floor": agg_floor,
+        },
     }
     ops = {k: v for k, v in ops.items() if k in args.ops.split(",")}
     # warm-up: JIT, Python workers and their imports, file caches
@@ -165,7 +194,10 @@ def main() -> None:
             for name, fn in systems:
                 times.setdefault((op, name), []).append(timed(fn))
 
-    print(f"rows={args.rows} master={args.master} rounds={args.rounds} (median seconds, rows/s, ratio to parquet)")
+    print(
+        f"rows={args.rows} master={args.master} rounds={args.rounds} lance reads: "
+        f"{'JVM bridge' if bridge else 'Python source'} (median seconds, rows/s, ratio to parquet)"
+    )
     for op, group in ops.items():
         base = statistics.median(times[(op, "spark parquet")])
         for name in group:

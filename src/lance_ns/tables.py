@@ -41,6 +41,8 @@ def translate(exc: BaseException, location: str = "") -> LanceNamespaceError:
     text = str(exc)
     low = text.lower()
     where = f" ({location})" if location else ""
+    if low.startswith("dataset at path") and "not found" in low:  # names "_versions": check first
+        return TableNotFoundError(f"no Lance table{where}: {text}")
     if "tag" in low and ("not found" in low or "does not exist" in low):
         return TableTagNotFoundError(text)
     if "version" in low and ("not found" in low or "does not exist" in low):

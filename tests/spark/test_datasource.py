@@ -1,4 +1,9 @@
-"""The ``lance`` Spark source against the directory namespace, on local[2]."""
+"""The ``lance`` Spark source against the directory namespace, on local[2].
+
+Read tests run twice through the ``fmt`` fixture: ``lance`` (the JVM
+column-batch read path, lance_ns.spark.bridge) and ``lance_python`` (the pure
+Python source, which ``lance`` is when no JDK is installed).
+"""
 
 from __future__ import annotations
 
@@ -16,8 +21,13 @@ from lance_ns.errors import TableNotFoundError
 from lance_ns.spark.jobfiles import ABORTED, JOBS_DIR, JobFiles
 
 
-def read(spark, options, table=None, **more):
-    reader = spark.read.format("lance").options(**options, **more)
+@pytest.fixture(params=["lance", "lance_python"])
+def fmt(request):
+    return request.param
+
+
+def read(spark, options, table=None, *, fmt="lance", **more):
+    reader = spark.read.format(fmt).options(**options, **more)
     return reader.load(table) if table else reader.load()
 
 
@@ -70,7 +80,7 @@ def test_python_env_keeps_explicit_settings(monkeypatch):
     assert os.environ["PYSPARK_DRIVER_PYTHON"] == sys.executable
 
 
-def test_write_declares_table_and_reads_back_by_identifier(spark, lake):
+def test_write_declares_table_and_reads_back_by_identifier(spark, lake, fmt):
     options, ns = lake
     ns.create_namespace(CreateNamespaceRequest(id=["db"]))
     df = events(spark)
@@ -79,18 +89,18 @@ def test_write_declares_table_and_reads_back_by_identifier(spark, lake):
     assert ns.list_tables(ListTablesRequest(id=["db"])).tables == ["events"]
     ds = lance.dataset(location(ns, ["db", "events"]))
     assert ds.version == 1 and ds.count_rows() == 1000
-    back = read(spark, options, "db.events")
+    back = read(spark, options, "db.events", fmt=fmt)
     assert back.schema == df.schema
     assert rows(back) == rows(df)
     # one partition per fragment: each of the two write tasks wrote one
     assert back.rdd.getNumPartitions() == len(ds.get_fragments()) == 2
     # the same table through the `table` option and a custom delimiter
-    assert read(spark, options, table="db/events", delimiter="/").count() == 1000
+    assert read(spark, options, table="db/events", delimiter="/", fmt=fmt).count() == 1000
     assert ls.count("db.events", options) == 1000
     assert ls.count("db.events", options, filter="k = 3") == df.filter("k = 3").count()
 
 
-def test_append_overwrite_and_time_travel(spark, lake):
+def test_append_overwrite_and_time_travel(spark, lake, fmt):
     options, ns = lake
     df = events(spark, 300)
     df.write.format("lance").mode("append").options(**options).save("t")  # creates
@@ -100,62 +110,69 @@ def test_append_overwrite_and_time_travel(spark, lake):
     ds.tags.create("first", 1)
     events(spark, 10).write.format("lance").mode("overwrite").options(**options).save("t")
 
-    assert read(spark, options, "t").count() == 10
-    assert read(spark, options, "t", version="2").count() == 600
-    assert rows(read(spark, options, "t", tag="first")) == rows(df)
+    assert read(spark, options, "t", fmt=fmt).count() == 10
+    assert read(spark, options, "t", version="2", fmt=fmt).count() == 600
+    assert rows(read(spark, options, "t", tag="first", fmt=fmt)) == rows(df)
     assert ls.count("t", {**options, "version": "1"}) == 300
     with pytest.raises(Exception, match="version"):
-        read(spark, options, "t", version="1", tag="first").count()
+        read(spark, options, "t", version="1", tag="first", fmt=fmt).count()
 
 
-def test_filters_are_pushed_and_correct(spark, lake):
+def test_filters_are_pushed_and_correct(spark, lake, fmt):
     options, _ = lake
     df = events(spark, 2000)
     df.write.format("lance").mode("overwrite").options(**options).save("f")
     push = {**options, "pushFilters": "true"}
     cond = "k = 3 AND name LIKE 'user1%' AND id >= 10 AND id IN (24, 94, 500, 1900) AND name IS NOT NULL"
-    pushed = read(spark, push, "f").filter(cond)
-    plan = pushed._jdf.queryExecution().optimizedPlan().toString()
-    assert "Filter" not in plan, plan  # every conjunct was taken by the source
+    pushed = read(spark, push, "f", fmt=fmt).filter(cond)
+    if fmt == "lance_python":
+        plan = pushed._jdf.queryExecution().optimizedPlan().toString()
+        assert "Filter" not in plan, plan  # every conjunct was taken by the source
+    else:  # the JVM path pushes every conjunct and lets Spark re-check them
+        scan = pushed._jdf.queryExecution().executedPlan().toString()
+        for sql in ("`k` = 3", "starts_with(`name`, 'user1')", "`id` >= 10", "`id` IN (24, 94, 500, 1900)"):
+            assert sql in scan, scan
     assert rows(pushed) == rows(df.filter(cond)) != []
     # decimals are not translated: Spark keeps that filter, the answer stays right
-    dec = read(spark, push, "f").filter("score >= 10 AND k = 1")
+    dec = read(spark, push, "f", fmt=fmt).filter("score >= 10 AND k = 1")
     assert "score" in dec._jdf.queryExecution().optimizedPlan().toString()
     assert rows(dec) == rows(df.filter("score >= 10 AND k = 1"))
-    # OR is never offered to sources; Spark keeps it and the answer stays right
+    # OR reaches only the JVM path; either way the answer stays right
     either = "k = 3 OR id < 5"
-    assert rows(read(spark, push, "f").filter(either)) == rows(df.filter(either))
+    got = read(spark, push, "f", fmt=fmt).filter(either)
+    assert rows(got) == rows(df.filter(either))
+    assert ("OR" in got._jdf.queryExecution().executedPlan().toString().split("BatchScan")[-1]) == (fmt == "lance")
     # a raw Lance filter option combines with pushed ones
-    assert read(spark, push, "f", filter="id < 100").filter("k = 1").count() == df.filter(
+    assert read(spark, push, "f", fmt=fmt, filter="id < 100").filter("k = 1").count() == df.filter(
         "id < 100 AND k = 1"
     ).count()
 
 
-def test_reused_dataframe_is_not_filtered_by_an_earlier_query(spark, lake):
+def test_reused_dataframe_is_not_filtered_by_an_earlier_query(spark, lake, fmt):
     """Spark 4.3 reuses a relation's planned read for later scans without
     filters; by default the source must not let a pushed filter leak."""
     options, _ = lake
     events(spark, 100).write.format("lance").mode("overwrite").options(**options).save("r")
-    df = read(spark, options, "r")
+    df = read(spark, options, "r", fmt=fmt)
     assert df.filter("k = 3").count() == 14
     assert df.count() == 100
     assert df.filter("k = 1").count() == 15
 
 
-def test_columns_option_and_user_schema(spark, lake):
+def test_columns_option_and_user_schema(spark, lake, fmt):
     options, _ = lake
     events(spark, 100).write.format("lance").mode("overwrite").options(**options).save("c")
-    some = read(spark, options, "c", columns="score, id")
+    some = read(spark, options, "c", columns="score, id", fmt=fmt)
     assert some.columns == ["score", "id"]
     assert some.agg({"score": "sum"}).first()[0] == sum(i * 0.5 for i in range(100))
-    typed = spark.read.format("lance").options(**options).schema("name string, id bigint").load("c")
+    typed = spark.read.format(fmt).options(**options).schema("name string, id bigint").load("c")
     assert typed.columns == ["name", "id"]
     assert rows(typed)[:2] == [("user0", 0), ("user1", 1)]
     with pytest.raises(Exception, match="nope"):
-        read(spark, options, "c", columns="id,nope").schema
+        read(spark, options, "c", columns="id,nope", fmt=fmt).schema
 
 
-def test_lance_types_are_converted_to_spark_exactly(spark, tmp_path):
+def test_lance_types_are_converted_to_spark_exactly(spark, tmp_path, fmt):
     table = pa.table(
         {
             "id": pa.array([1, 2], pa.int32()),
@@ -176,7 +193,7 @@ def test_lance_types_are_converted_to_spark_exactly(spark, tmp_path):
     )
     path = str(tmp_path / "typed.lance")
     lance.write_dataset(table, path)
-    df = spark.read.format("lance").load(path)
+    df = spark.read.format(fmt).load(path)
     assert df.schema.simpleString() == "struct<id:int,name:string,vec:array<float>,ts:timestamp,blob:binary>"
     assert not df.schema["id"].nullable
     got = [r.asDict() for r in df.orderBy("id").collect()]
@@ -264,11 +281,11 @@ def test_append_with_other_columns_is_refused(spark, lake):
     assert read(spark, options, "t").filter("id = 7").select("score").collect()[0][0] == 3.5
 
 
-def test_plain_path_without_namespace(spark, tmp_path):
+def test_plain_path_without_namespace(spark, tmp_path, fmt):
     path = str(tmp_path / "plain.lance")
     events(spark, 20).write.format("lance").mode("overwrite").save(path)
     assert lance.dataset(path).count_rows() == 20
-    assert spark.read.format("lance").load(path).count() == 20
+    assert spark.read.format(fmt).load(path).count() == 20
     assert ls.count(options={"path": path}) == 20
     with pytest.raises(Exception, match="not found"):
-        spark.read.format("lance").load(str(tmp_path / "missing.lance")).count()
+        spark.read.format(fmt).load(str(tmp_path / "missing.lance")).count()

@@ -576,9 +576,30 @@ def _freeze_imports() -> None:
         gc.freeze()
 
 
-def register(spark) -> None:
-    """Register the ``lance`` format with ``spark`` (idempotent)."""
-    spark.dataSource.register(LanceDataSource)
+class LancePythonDataSource(LanceDataSource):
+    """The same source under the name the JVM bridge delegates writes and
+    streaming to (``lance_python``); also usable directly, e.g. to compare."""
+
+    @classmethod
+    def name(cls):
+        return "lance_python"
+
+
+def register(spark) -> bool:
+    """Register the ``lance`` format with ``spark`` (idempotent).
+
+    Returns True when ``lance`` is the JVM bridge (its jar is on the
+    session's classpath, see :mod:`.bridge`), False when it is this Python
+    source.  ``lance_python`` is always this Python source.
+    """
+    spark.dataSource.register(LancePythonDataSource)
+    try:
+        spark.dataSource.register(LanceDataSource)
+    except Exception as exc:  # noqa: BLE001 - pyspark raises AnalysisException
+        if "DATA_SOURCE_ALREADY_EXISTS" not in str(exc):
+            raise
+        return True  # a JVM source named lance exists: the bridge
+    return False
 
 
 _freeze_imports()

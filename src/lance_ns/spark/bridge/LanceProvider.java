@@ -1,0 +1,247 @@
+package lancens.spark;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.SupportsWrite;
+import org.apache.spark.sql.connector.catalog.Table;
+import org.apache.spark.sql.connector.catalog.TableCapability;
+import org.apache.spark.sql.connector.catalog.TableProvider;
+import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.connector.read.Batch;
+import org.apache.spark.sql.connector.read.InputPartition;
+import org.apache.spark.sql.connector.read.PartitionReaderFactory;
+import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.read.SupportsPushDownFilters;
+import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
+import org.apache.spark.sql.connector.read.streaming.MicroBatchStream;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.WriteBuilder;
+import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceV2;
+import org.apache.spark.sql.sources.DataSourceRegister;
+import org.apache.spark.sql.sources.Filter;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/**
+ * The JVM side of the {@code lance} format: batch reads hand Spark whole
+ * Arrow column batches, the way its own parquet reader does.
+ *
+ * <p>Spark 4's Python data sources give the JVM rows (their partition reader
+ * has no columnar mode), which caps a one-column aggregate near parquet's
+ * speed.  Here planning and scanning still happen in Python, in long-lived
+ * {@code lance_ns.spark.bridge_worker} processes (see {@link Workers}), but
+ * batches cross as an Arrow IPC stream and reach Spark as
+ * {@code ArrowColumnVector}s.  The scan is also told which columns a query
+ * needs, which Python sources never are.
+ *
+ * <p>Writes and streaming are not duplicated here: they go to the Python data
+ * source, registered as {@code lance_python}, through Spark's own
+ * {@link PythonDataSourceV2}.
+ */
+public class LanceProvider implements TableProvider, DataSourceRegister {
+  /** The name the Python source is registered under when this class is present. */
+  static final String PYTHON_SOURCE = "lance_python";
+
+  @Override
+  public String shortName() {
+    return "lance";
+  }
+
+  @Override
+  public StructType inferSchema(CaseInsensitiveStringMap options) {
+    Map<String, Object> request = new HashMap<>();
+    request.put("op", "schema");
+    request.put("options", options.asCaseSensitiveMap());
+    Map<String, Object> reply = Workers.call(request);
+    return (StructType) DataType.fromJson((String) reply.get("schema"));
+  }
+
+  @Override
+  public boolean supportsExternalMetadata() {
+    return true; // a user schema selects columns, and writes take the DataFrame's
+  }
+
+  @Override
+  public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
+    PythonDataSourceV2 python = new PythonDataSourceV2();
+    python.setShortName(PYTHON_SOURCE);
+    Table delegate = python.getTable(schema, partitioning, properties);
+    return new LanceTable(schema, delegate);
+  }
+
+  /** Reads here; writes and streaming through the Python source's table. */
+  static final class LanceTable implements SupportsRead, SupportsWrite {
+    private final StructType schema;
+    private final Table python;
+
+    LanceTable(StructType schema, Table python) {
+      this.schema = schema;
+      this.python = python;
+    }
+
+    @Override
+    public String name() {
+      return "lance";
+    }
+
+    @Override
+    public StructType schema() {
+      return schema;
+    }
+
+    @Override
+    public Set<TableCapability> capabilities() {
+      return python.capabilities();
+    }
+
+    @Override
+    public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
+      return new LanceScanBuilder(schema, options, (SupportsRead) python);
+    }
+
+    @Override
+    public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+      return ((SupportsWrite) python).newWriteBuilder(info);
+    }
+  }
+
+  static final class LanceScanBuilder implements SupportsPushDownFilters, SupportsPushDownRequiredColumns {
+    private final StructType schema;
+    private final CaseInsensitiveStringMap options;
+    private final SupportsRead python;
+    private StructType readSchema;
+    private Filter[] pushed = new Filter[0];
+    private String filterSql;
+
+    LanceScanBuilder(StructType schema, CaseInsensitiveStringMap options, SupportsRead python) {
+      this.schema = schema;
+      this.readSchema = schema;
+      this.options = options;
+      this.python = python;
+    }
+
+    /**
+     * Offers every filter to Python, which turns the ones with exactly
+     * Spark's semantics into one Lance SQL filter.  All filters are also
+     * returned to Spark, which checks them again on the (already smaller)
+     * output: a pushed filter can only save work, never change a result.
+     */
+    @Override
+    public Filter[] pushFilters(Filter[] filters) {
+      if ("false".equalsIgnoreCase(options.get("pushFilters"))) {
+        return filters;
+      }
+      List<Object> encoded = new ArrayList<>();
+      List<Filter> offered = new ArrayList<>();
+      for (Filter f : filters) {
+        Object json = Filters.encode(f);
+        if (json != null) {
+          encoded.add(json);
+          offered.add(f);
+        }
+      }
+      if (!encoded.isEmpty()) {
+        Map<String, Object> request = new HashMap<>();
+        request.put("op", "filters");
+        request.put("filters", encoded);
+        Map<String, Object> reply = Workers.call(request);
+        filterSql = (String) reply.get("sql");
+        List<Filter> taken = new ArrayList<>();
+        for (Object i : (List<?>) reply.get("pushed")) {
+          taken.add(offered.get(((Number) i).intValue()));
+        }
+        pushed = taken.toArray(new Filter[0]);
+      }
+      return filters;
+    }
+
+    @Override
+    public Filter[] pushedFilters() {
+      return pushed;
+    }
+
+    /** Keeps the table's top-level columns the query needs, whole. */
+    @Override
+    public void pruneColumns(StructType required) {
+      List<StructField> kept = new ArrayList<>();
+      for (StructField f : schema.fields()) {
+        if (required.getFieldIndex(f.name()).isDefined()) {
+          kept.add(f);
+        }
+      }
+      readSchema = new StructType(kept.toArray(new StructField[0]));
+    }
+
+    @Override
+    public Scan build() {
+      return new LanceScan(readSchema, options, filterSql, python);
+    }
+  }
+
+  static final class LanceScan implements Scan, Batch {
+    private final StructType readSchema;
+    private final CaseInsensitiveStringMap options;
+    private final String filterSql;
+    private final SupportsRead python;
+    private InputPartition[] partitions;
+
+    LanceScan(StructType readSchema, CaseInsensitiveStringMap options, String filterSql, SupportsRead python) {
+      this.readSchema = readSchema;
+      this.options = options;
+      this.filterSql = filterSql;
+      this.python = python;
+    }
+
+    @Override
+    public StructType readSchema() {
+      return readSchema;
+    }
+
+    @Override
+    public String description() {
+      return "lance " + options.getOrDefault("path", "") + (filterSql == null ? "" : " filter=" + filterSql);
+    }
+
+    @Override
+    public Batch toBatch() {
+      return this;
+    }
+
+    /** Planned once per scan: the version read is the one current now. */
+    @Override
+    public synchronized InputPartition[] planInputPartitions() {
+      if (partitions == null) {
+        Map<String, Object> request = new HashMap<>();
+        request.put("op", "plan");
+        request.put("options", options.asCaseSensitiveMap());
+        request.put("schema", readSchema.json());
+        request.put("filter", filterSql);
+        Map<String, Object> reply = Workers.call(request);
+        List<?> planned = (List<?>) reply.get("partitions");
+        partitions = new InputPartition[planned.size()];
+        for (int i = 0; i < partitions.length; i++) {
+          partitions[i] = new LanceReaders.Partition((String) planned.get(i));
+        }
+      }
+      return partitions;
+    }
+
+    @Override
+    public PartitionReaderFactory createReaderFactory() {
+      return new LanceReaders.Factory();
+    }
+
+    @Override
+    public MicroBatchStream toMicroBatchStream(String checkpointLocation) {
+      return python.newScanBuilder(options).build().toMicroBatchStream(checkpointLocation);
+    }
+  }
+}
