@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import lance
@@ -150,3 +151,27 @@ def test_worker_imports_stay_light():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == ""
+
+
+def test_bridge_jar_is_built_once_and_is_optional(tmp_path, monkeypatch):
+    import zipfile
+
+    from lance_ns.spark import bridge
+
+    monkeypatch.setenv("LANCE_NS_CACHE", str(tmp_path / "cache"))
+    jar = bridge.jar_path()
+    assert jar is not None, "CI has a JDK: the bridge must build"
+    names = zipfile.ZipFile(jar).namelist()
+    assert "lancens/spark/LanceProvider.class" in names
+    service = zipfile.ZipFile(jar).read("META-INF/services/org.apache.spark.sql.sources.DataSourceRegister")
+    assert service.decode().strip() == bridge.PROVIDER
+    built = os.stat(jar).st_mtime_ns
+    assert bridge.jar_path() == jar and os.stat(jar).st_mtime_ns == built  # cached
+    monkeypatch.setenv("LANCE_NS_SPARK_BRIDGE", "0")
+    assert bridge.jar_path() is None
+    # no JDK and nothing cached: no jar, and the lance format stays pure Python
+    monkeypatch.delenv("LANCE_NS_SPARK_BRIDGE")
+    monkeypatch.setenv("LANCE_NS_CACHE", str(tmp_path / "empty"))
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert bridge.jar_path() is None

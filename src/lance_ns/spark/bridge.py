@@ -76,3 +76,20 @@ def jar_path() -> str | None:
                 z.write(cls, cls.relative_to(classes).as_posix())
         os.replace(staged, jar)  # atomic: concurrent builders both succeed
     return str(jar)
+
+
+def main() -> int:
+    """``python -m lance_ns.spark.bridge``: print the jar's path (building
+    it), e.g. for ``spark-submit --jars "$(python -m lance_ns.spark.bridge)"``."""
+    import sys
+
+    jar = jar_path()
+    if jar is None:
+        print("no bridge jar: LANCE_NS_SPARK_BRIDGE is off or no JDK (javac) was found", file=sys.stderr)
+        return 1
+    print(jar)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

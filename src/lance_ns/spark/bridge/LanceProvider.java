@@ -73,17 +73,18 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
   public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
     PythonDataSourceV2 python = new PythonDataSourceV2();
     python.setShortName(PYTHON_SOURCE);
-    Table delegate = python.getTable(schema, partitioning, properties);
-    return new LanceTable(schema, delegate);
+    return new LanceTable(schema, python, python.getTable(schema, partitioning, properties));
   }
 
   /** Reads here; writes and streaming through the Python source's table. */
   static final class LanceTable implements SupportsRead, SupportsWrite {
     private final StructType schema;
+    private final PythonDataSourceV2 source;
     private final Table python;
 
-    LanceTable(StructType schema, Table python) {
+    LanceTable(StructType schema, PythonDataSourceV2 source, Table python) {
       this.schema = schema;
+      this.source = source;
       this.python = python;
     }
 
@@ -104,11 +105,12 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
 
     @Override
     public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
-      return new LanceScanBuilder(schema, options, (SupportsRead) python);
+      return new LanceScanBuilder(schema, options, source, (SupportsRead) python);
     }
 
     @Override
     public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+      requireRegistered(source);
       return ((SupportsWrite) python).newWriteBuilder(info);
     }
   }
@@ -116,15 +118,18 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
   static final class LanceScanBuilder implements SupportsPushDownFilters, SupportsPushDownRequiredColumns {
     private final StructType schema;
     private final CaseInsensitiveStringMap options;
+    private final PythonDataSourceV2 source;
     private final SupportsRead python;
     private StructType readSchema;
     private Filter[] pushed = new Filter[0];
     private String filterSql;
 
-    LanceScanBuilder(StructType schema, CaseInsensitiveStringMap options, SupportsRead python) {
+    LanceScanBuilder(
+        StructType schema, CaseInsensitiveStringMap options, PythonDataSourceV2 source, SupportsRead python) {
       this.schema = schema;
       this.readSchema = schema;
       this.options = options;
+      this.source = source;
       this.python = python;
     }
 
@@ -182,7 +187,7 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
 
     @Override
     public Scan build() {
-      return new LanceScan(readSchema, options, filterSql, python);
+      return new LanceScan(readSchema, options, filterSql, source, python);
     }
   }
 
@@ -190,13 +195,20 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
     private final StructType readSchema;
     private final CaseInsensitiveStringMap options;
     private final String filterSql;
+    private final PythonDataSourceV2 source;
     private final SupportsRead python;
     private InputPartition[] partitions;
 
-    LanceScan(StructType readSchema, CaseInsensitiveStringMap options, String filterSql, SupportsRead python) {
+    LanceScan(
+        StructType readSchema,
+        CaseInsensitiveStringMap options,
+        String filterSql,
+        PythonDataSourceV2 source,
+        SupportsRead python) {
       this.readSchema = readSchema;
       this.options = options;
       this.filterSql = filterSql;
+      this.source = source;
       this.python = python;
     }
 
@@ -241,7 +253,21 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
 
     @Override
     public MicroBatchStream toMicroBatchStream(String checkpointLocation) {
+      requireRegistered(source);
       return python.newScanBuilder(options).build().toMicroBatchStream(checkpointLocation);
+    }
+  }
+
+  /** Fails with what to do when the Python source this class delegates to is not registered. */
+  static void requireRegistered(PythonDataSourceV2 source) {
+    try {
+      source.source(); // looks the name up in the session
+    } catch (Exception e) { // Spark's AnalysisException is a checked exception to Java
+      String hint = String.valueOf(e.getMessage()).contains("DATA_SOURCE_NOT_EXIST")
+          ? "the lance format writes and streams through its Python source '" + PYTHON_SOURCE
+              + "': call lance_ns.spark.register(spark) once in this session (build_session does)"
+          : e.getMessage();
+      throw new IllegalStateException(hint, e);
     }
   }
 }
