@@ -113,7 +113,8 @@ def main() -> None:
 
     from lance_ns.spark import build_session
 
-    spark = build_session(args.master, "bench-spark", dict(c.split("=", 1) for c in args.conf))
+    conf = {"spark.ui.showConsoleProgress": "false", **dict(c.split("=", 1) for c in args.conf)}
+    spark = build_session(args.master, "bench-spark", conf)
     spark.sparkContext.setLogLevel("ERROR")
     spark.dataSource.register(_floor_source(args.rows))
     bridge = _bridge_active(spark)
