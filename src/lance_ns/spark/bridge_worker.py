@@ -157,7 +157,7 @@ def read(request: dict, out: BinaryIO) -> None:
     trailer: dict[str, Any] = {}
     try:
         if p["columns"]:
-            for batch in spec.scan(p["fragments"]):
+            for batch in spec.scan(p["fragments"], ds):
                 writer.write_batch(batch)
         else:  # count(*) and the like: row counts, no data
             trailer["rows"] = sum(ds.get_fragment(i).count_rows(p["filter"]) for i in p["fragments"])

@@ -118,10 +118,11 @@ class _ScanSpec:
     filter: str | None = None
     batch_size: int | None = None
 
-    def scan(self, fragment_ids: list[int]) -> Iterator[pa.RecordBatch]:
+    def scan(self, fragment_ids: list[int], ds=None) -> Iterator[pa.RecordBatch]:
+        """Batches of the fragments (``ds``: the dataset at ``version``, if open)."""
         if not fragment_ids:
             return
-        ds = self.ref.open(self.version)
+        ds = ds if ds is not None else self.ref.open(self.version)
         fragments = [ds.get_fragment(i) for i in fragment_ids]
         scanner = ds.scanner(
             columns=self.columns,

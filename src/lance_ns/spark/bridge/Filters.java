@@ -4,23 +4,13 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import org.apache.spark.sql.sources.And;
-import org.apache.spark.sql.sources.EqualNullSafe;
-import org.apache.spark.sql.sources.EqualTo;
 import org.apache.spark.sql.sources.Filter;
-import org.apache.spark.sql.sources.GreaterThan;
-import org.apache.spark.sql.sources.GreaterThanOrEqual;
 import org.apache.spark.sql.sources.In;
-import org.apache.spark.sql.sources.IsNotNull;
-import org.apache.spark.sql.sources.IsNull;
-import org.apache.spark.sql.sources.LessThan;
-import org.apache.spark.sql.sources.LessThanOrEqual;
 import org.apache.spark.sql.sources.Not;
 import org.apache.spark.sql.sources.Or;
-import org.apache.spark.sql.sources.StringContains;
-import org.apache.spark.sql.sources.StringEndsWith;
-import org.apache.spark.sql.sources.StringStartsWith;
 
 /**
  * Spark filters as JSON for the worker, which decides what it can push
@@ -31,6 +21,11 @@ import org.apache.spark.sql.sources.StringStartsWith;
 final class Filters {
   private Filters() {}
 
+  /** Filters on one column: their {@code attribute()} and, but for the null tests, {@code value()}. */
+  private static final Set<String> LEAVES = Set.of(
+      "EqualTo", "EqualNullSafe", "GreaterThan", "GreaterThanOrEqual", "LessThan", "LessThanOrEqual",
+      "StringStartsWith", "StringEndsWith", "StringContains", "IsNull", "IsNotNull");
+
   static Object encode(Filter f) {
     try {
       return node(f);
@@ -40,30 +35,14 @@ final class Filters {
   }
 
   private static Map<String, Object> node(Filter f) {
+    String type = f.getClass().getSimpleName();
     Map<String, Object> n = new HashMap<>();
-    n.put("type", f.getClass().getSimpleName());
-    if (f instanceof EqualTo) {
-      leaf(n, ((EqualTo) f).attribute(), ((EqualTo) f).value());
-    } else if (f instanceof EqualNullSafe) {
-      leaf(n, ((EqualNullSafe) f).attribute(), ((EqualNullSafe) f).value());
-    } else if (f instanceof GreaterThan) {
-      leaf(n, ((GreaterThan) f).attribute(), ((GreaterThan) f).value());
-    } else if (f instanceof GreaterThanOrEqual) {
-      leaf(n, ((GreaterThanOrEqual) f).attribute(), ((GreaterThanOrEqual) f).value());
-    } else if (f instanceof LessThan) {
-      leaf(n, ((LessThan) f).attribute(), ((LessThan) f).value());
-    } else if (f instanceof LessThanOrEqual) {
-      leaf(n, ((LessThanOrEqual) f).attribute(), ((LessThanOrEqual) f).value());
-    } else if (f instanceof StringStartsWith) {
-      leaf(n, ((StringStartsWith) f).attribute(), ((StringStartsWith) f).value());
-    } else if (f instanceof StringEndsWith) {
-      leaf(n, ((StringEndsWith) f).attribute(), ((StringEndsWith) f).value());
-    } else if (f instanceof StringContains) {
-      leaf(n, ((StringContains) f).attribute(), ((StringContains) f).value());
-    } else if (f instanceof IsNull) {
-      n.put("attribute", ((IsNull) f).attribute());
-    } else if (f instanceof IsNotNull) {
-      n.put("attribute", ((IsNotNull) f).attribute());
+    n.put("type", type);
+    if (LEAVES.contains(type)) {
+      n.put("attribute", call(f, "attribute"));
+      if (!type.startsWith("Is")) {
+        n.put("value", value(call(f, "value")));
+      }
     } else if (f instanceof In) {
       List<Object> values = new ArrayList<>();
       for (Object v : ((In) f).values()) {
@@ -85,9 +64,12 @@ final class Filters {
     return n;
   }
 
-  private static void leaf(Map<String, Object> n, String attribute, Object value) {
-    n.put("attribute", attribute);
-    n.put("value", value(value));
+  private static Object call(Filter f, String accessor) {
+    try {
+      return f.getClass().getMethod(accessor).invoke(f);
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalArgumentException(f.toString(), e);
+    }
   }
 
   private static Object value(Object v) {
@@ -108,5 +90,4 @@ final class Filters {
     }
     throw new IllegalArgumentException(String.valueOf(v)); // BigDecimal, timestamps, binary...
   }
-
 }
