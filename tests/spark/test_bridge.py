@@ -135,3 +135,22 @@ def test_pushed_filters_never_change_an_answer(spark, tmp_path):
         got = sorted(r.id for r in spark.read.format("lance").load(path).filter(pred).select("id").collect())
         want = sorted(r.id for r in truth.filter(pred).select("id").collect())
         assert got == want, pred
+
+
+def test_small_tables_are_broadcast_in_joins(spark, lake):
+    """The scan reports rows and bytes, so Spark plans a broadcast join for a
+    small table (Python sources report nothing: Spark assumes they are huge)."""
+    options, _ = lake
+    events(spark, 2000).write.format("lance").mode("overwrite").options(**options).save("facts")
+    spark.range(7).selectExpr("cast(id as int) as k", "concat('kind', id) as kind").write.format("lance").mode(
+        "overwrite"
+    ).options(**options).save("kinds")
+    facts, kinds = read(spark, options, "facts"), read(spark, options, "kinds")
+    joined = facts.join(kinds, "k")
+    planned = joined._jdf.queryExecution().sparkPlan().toString()  # before adaptive execution
+    assert "BroadcastHashJoin" in planned, planned
+    assert joined.count() == 2000
+    stats = kinds._jdf.queryExecution().optimizedPlan().stats()
+    assert int(stats.sizeInBytes()) == 7 * (4 + 32)  # rows x (int + a string's guessed 32 bytes)
+    py = read(spark, options, "facts", fmt="lance_python").join(read(spark, options, "kinds", fmt="lance_python"), "k")
+    assert "BroadcastHashJoin" not in py._jdf.queryExecution().sparkPlan().toString()

@@ -62,8 +62,10 @@ def test_schema_plan_and_read_round_trip(table):
         {"op": "plan", "options": {"path": table}, "schema": read_schema, "filter": "`id` > 89"},
     )
     assert replies.frame() == {"sql": "(`id` > 89)", "pushed": [0]}
-    partitions = replies.frame()["partitions"]
+    planned = replies.frame()
+    partitions = planned["partitions"]
     assert len(partitions) == 3  # 100 rows, 40 per fragment
+    assert (planned["rows"], planned["bytes"]) == (100, 100 * 32)  # a string's width is guessed at 32
     got = []
     for p in partitions:
         r = serve({"op": "read", "partition": p})
@@ -115,3 +117,10 @@ def test_filter_attributes_with_dots_and_backticks():
     assert bridge_worker._attribute("a.b") == ("a", "b")
     assert bridge_worker._attribute("`a.b`.c") == ("a.b", "c")
     assert bridge_worker._attribute("`x``y`") == ("x`y",)
+
+
+def test_plan_counts_rows_less_deletions_from_the_manifest(table):
+    lance.dataset(table).delete("id < 5 OR id = 50")
+    schema = '{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}}]}'
+    planned = serve({"op": "plan", "options": {"path": table}, "schema": schema}).frame()
+    assert (planned["rows"], planned["bytes"]) == (94, 94 * 8)

@@ -117,7 +117,7 @@ def plan(request: dict) -> dict:
     from pyspark.sql.types import StructType
 
     from . import filters
-    from .datasource import _fragment_groups, _int_opt, _opt, snapshot_version
+    from .datasource import _fragment_groups, _int_opt, _opt, _width, snapshot_version
     from .table import resolve
 
     options = request["options"]
@@ -126,7 +126,8 @@ def plan(request: dict) -> dict:
     fields = [f.name for f in StructType.fromJson(json.loads(request["schema"])).fields]
     sql = filters.conjunction([p for p in (_opt(options, "filter"), request.get("filter")) if p])
     ds = ref.open(version)
-    groups = _fragment_groups([f.fragment_id for f in ds.get_fragments()], _int_opt(options, "fragmentsPerPartition", 1))
+    fragments = ds.get_fragments()
+    groups = _fragment_groups([f.fragment_id for f in fragments], _int_opt(options, "fragmentsPerPartition", 1))
     base = {
         "uri": ref.uri,
         "storage_options": ref.storage_options,
@@ -136,7 +137,20 @@ def plan(request: dict) -> dict:
         "filter": sql,
         "batch_size": _int_opt(options, "batchSize"),
     }
-    return {"partitions": [json.dumps({**base, "fragments": g.value}) for g in groups]}
+    rows = sum(_live_rows(f) for f in fragments)
+    return {
+        "partitions": [json.dumps({**base, "fragments": g.value}) for g in groups],
+        # for Spark's planning (broadcast joins): the rows and bytes read, before filters
+        "rows": rows,
+        "bytes": rows * (sum(_width(ds.schema.field(c).type) for c in fields) or 1),
+    }
+
+
+def _live_rows(fragment) -> int:
+    """A fragment's rows less its deleted ones, from the manifest alone."""
+    meta = fragment.metadata
+    deleted = meta.deletion_file.num_deleted_rows if meta.deletion_file is not None else 0
+    return meta.physical_rows - (deleted or 0)
 
 
 def read(request: dict, out: BinaryIO) -> None:

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Set;
 
 import org.apache.spark.sql.connector.catalog.SupportsRead;
@@ -18,7 +19,9 @@ import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.read.SupportsPushDownFilters;
+import org.apache.spark.sql.connector.read.Statistics;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
+import org.apache.spark.sql.connector.read.SupportsReportStatistics;
 import org.apache.spark.sql.connector.read.streaming.MicroBatchStream;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
 import org.apache.spark.sql.connector.write.WriteBuilder;
@@ -191,13 +194,15 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
     }
   }
 
-  static final class LanceScan implements Scan, Batch {
+  static final class LanceScan implements Scan, Batch, SupportsReportStatistics {
     private final StructType readSchema;
     private final CaseInsensitiveStringMap options;
     private final String filterSql;
     private final PythonDataSourceV2 source;
     private final SupportsRead python;
     private InputPartition[] partitions;
+    private long rows;
+    private long bytes;
 
     LanceScan(
         StructType readSchema,
@@ -237,6 +242,8 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
         request.put("schema", readSchema.json());
         request.put("filter", filterSql);
         Map<String, Object> reply = Workers.call(request);
+        rows = ((Number) reply.get("rows")).longValue();
+        bytes = ((Number) reply.get("bytes")).longValue();
         List<?> planned = (List<?>) reply.get("partitions");
         partitions = new InputPartition[planned.size()];
         for (int i = 0; i < partitions.length; i++) {
@@ -244,6 +251,27 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
         }
       }
       return partitions;
+    }
+
+    /**
+     * Rows and bytes of the planned read (before filters), so Spark can
+     * broadcast a small table in a join; without them it assumes any
+     * table is too big to.  Plans the scan, which execution then reuses.
+     */
+    @Override
+    public Statistics estimateStatistics() {
+      planInputPartitions();
+      return new Statistics() {
+        @Override
+        public OptionalLong sizeInBytes() {
+          return OptionalLong.of(bytes);
+        }
+
+        @Override
+        public OptionalLong numRows() {
+          return OptionalLong.of(rows);
+        }
+      };
     }
 
     @Override
