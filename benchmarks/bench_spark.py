@@ -87,17 +87,6 @@ def _floor_source(rows: int):
     return Floor
 
 
-def _bridge_active(spark) -> bool:
-    """Whether ``format("lance")`` is the JVM bridge in this session."""
-    from lance_ns.spark.bridge import PROVIDER
-
-    try:
-        spark._jvm.java.lang.Class.forName(PROVIDER, False, spark._jvm.org.apache.spark.util.Utils.getContextOrSparkClassLoader())
-        return True
-    except Exception:  # noqa: BLE001 - py4j raises on ClassNotFoundException
-        return False
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -111,13 +100,13 @@ def main() -> None:
     import lance
     import pyarrow.compute as pc
 
-    from lance_ns.spark import build_session
+    from lance_ns.spark import build_session, register
 
     conf = {"spark.ui.showConsoleProgress": "false", **dict(c.split("=", 1) for c in args.conf)}
     spark = build_session(args.master, "bench-spark", conf)
     spark.sparkContext.setLogLevel("ERROR")
     spark.dataSource.register(_floor_source(args.rows))
-    bridge = _bridge_active(spark)
+    bridge = register(spark)  # True: format("lance") reads through the JVM bridge
     scratch = Path(args.dir or tempfile.mkdtemp(prefix="bench-spark-"))
     paths = {k: str(scratch / k) for k in ("lance_src", "parquet", "pylance")}
 
