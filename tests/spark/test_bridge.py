@@ -154,3 +154,16 @@ def test_small_tables_are_broadcast_in_joins(spark, lake):
     assert int(stats.sizeInBytes()) == 7 * (4 + 32)  # rows x (int + a string's guessed 32 bytes)
     py = read(spark, options, "facts", fmt="lance_python").join(read(spark, options, "kinds", fmt="lance_python"), "k")
     assert "BroadcastHashJoin" not in py._jdf.queryExecution().sparkPlan().toString()
+
+
+def test_register_tells_the_jvm_the_driver_interpreter(spark):
+    """The bridge's workers fall back to it (before PATH's python3) when neither
+    spark.pyspark.python nor PYSPARK_PYTHON is set (Workers.pythonExecutable)."""
+    import sys
+
+    ls.register(spark)
+    loader = spark._jvm.java.lang.Thread.currentThread().getContextClassLoader()  # has spark.jars
+    workers = spark._jvm.java.lang.Class.forName("lancens.spark.Workers", True, loader)
+    field = workers.getDeclaredField("driverPython")
+    field.setAccessible(True)
+    assert field.get(None) == sys.executable

@@ -599,7 +599,9 @@ def register(spark) -> bool:
     except Exception as exc:  # noqa: BLE001 - pyspark raises AnalysisException
         if "DATA_SOURCE_ALREADY_EXISTS" not in str(exc):
             raise
-        return True  # a JVM source named lance exists: the bridge
+        # a JVM source named lance exists: the bridge; its workers default to this Python
+        spark._jvm.lancens.spark.LanceProvider.useDriverPython(sys.executable)
+        return True
     return False
 
 

@@ -53,6 +53,15 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
   /** The name the Python source is registered under when this class is present. */
   static final String PYTHON_SOURCE = "lance_python";
 
+  /**
+   * Called by {@code lance_ns.spark.register}: the driver's Python, used by
+   * this JVM's workers when neither spark.pyspark.python nor PYSPARK_PYTHON
+   * names one.
+   */
+  public static void useDriverPython(String executable) {
+    Workers.driverPython = executable;
+  }
+
   @Override
   public String shortName() {
     return "lance";

@@ -96,7 +96,14 @@ final class Workers {
     w.process.destroy();
   }
 
-  /** The interpreter Spark runs Python with: the same venv as the driver's. */
+  /** The PySpark driver's interpreter, when register() told this JVM (see LanceProvider). */
+  static volatile String driverPython;
+
+  /**
+   * The interpreter Spark runs Python with ({@code spark.pyspark.python},
+   * {@code PYSPARK_PYTHON}), else the driver's, and only then {@code python3}
+   * from PATH: a venv's workers must not silently run another Python.
+   */
   static String pythonExecutable() {
     SparkEnv env = SparkEnv.get();
     if (env != null) {
@@ -106,7 +113,10 @@ final class Workers {
       }
     }
     String fromEnv = System.getenv("PYSPARK_PYTHON");
-    return fromEnv != null && !fromEnv.isEmpty() ? fromEnv : "python3";
+    if (fromEnv != null && !fromEnv.isEmpty()) {
+      return fromEnv;
+    }
+    return driverPython != null ? driverPython : "python3";
   }
 
   /** An error the worker reported: the lance_ns error type, its code and message. */
