@@ -167,3 +167,19 @@ def test_register_tells_the_jvm_the_driver_interpreter(spark):
     field = workers.getDeclaredField("driverPython")
     field.setAccessible(True)
     assert field.get(None) == sys.executable
+
+
+def test_concurrent_queries_share_the_worker_pool(spark, lake):
+    from concurrent.futures import ThreadPoolExecutor
+
+    options, _ = lake
+    df = events(spark, 3000, parts=3)
+    df.write.format("lance").mode("overwrite").options(**options).save("cc")
+    want = df.filter("k = 2").count()
+
+    def query(i):
+        q = read(spark, options, "cc").filter("k = 2")
+        return q.count() if i % 2 else len(q.select("name").collect())
+
+    with ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(query, range(12))) == [want] * 12
