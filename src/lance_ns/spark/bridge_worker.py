@@ -117,7 +117,7 @@ def plan(request: dict) -> dict:
     from pyspark.sql.types import StructType
 
     from . import filters
-    from .datasource import _fragment_groups, _int_opt, _opt, _width, snapshot_version
+    from .datasource import _fragment_groups, _int_opt, _opt, _projected, _width, snapshot_version
     from .table import resolve
 
     options = request["options"]
@@ -142,7 +142,7 @@ def plan(request: dict) -> dict:
         "partitions": [json.dumps({**base, "fragments": g.value}) for g in groups],
         # for Spark's planning (broadcast joins): the rows and bytes read, before filters
         "rows": rows,
-        "bytes": rows * (sum(_width(ds.schema.field(c).type) for c in fields) or 1),
+        "bytes": rows * (sum(_width(f.type) for f in _projected(ds.schema, fields)) or 1),
     }
 
 
