@@ -175,3 +175,13 @@ def test_bridge_jar_is_built_once_and_is_optional(tmp_path, monkeypatch):
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
     assert bridge.jar_path() is None
+
+
+def test_a_bridge_that_cannot_be_built_warns_and_falls_back(tmp_path, monkeypatch):
+    from lance_ns.spark import session
+
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    monkeypatch.setenv("LANCE_NS_CACHE", str(blocker / "cache"))  # cannot be created
+    with pytest.warns(UserWarning, match="no JVM read path"):
+        assert session._bridge_jar() is None

@@ -59,6 +59,20 @@ DEFAULT_CONF: dict[str, str] = {
 }
 
 
+def _bridge_jar() -> str | None:
+    """The JVM read path's jar, or None (with a warning) when it cannot be
+    built here: the session then works, with the Python source's reads."""
+    import warnings
+
+    from .bridge import jar_path
+
+    try:
+        return jar_path()
+    except (OSError, RuntimeError) as exc:  # an unwritable cache, javac refusing the sources
+        warnings.warn(f"lance: no JVM read path, reads use the Python source ({exc})", stacklevel=3)
+        return None
+
+
 def build_session(
     master: str = "local[2]",
     app_name: str = "lance-ns",
@@ -73,9 +87,7 @@ def build_session(
     settings["spark.pyspark.python"] = os.environ["PYSPARK_PYTHON"]
     settings["spark.pyspark.driver.python"] = os.environ["PYSPARK_DRIVER_PYTHON"]
     settings.update(conf or {})
-    from .bridge import jar_path
-
-    jar = jar_path()
+    jar = _bridge_jar()
     if jar is not None:
         # the JVM read path of the lance format (see .bridge); the Python
         # source stays registered as lance_python
