@@ -58,7 +58,7 @@ def test_schema_plan_and_read_round_trip(table):
     only_s = StructType.fromJson(schema)["s"]
     read_schema = StructType([only_s]).json()
     replies = serve(
-        {"op": "filters", "filters": [{"type": "GreaterThan", "attribute": "id", "value": 89}, {"type": "Bogus"}]},
+        {"op": "filters", "filters": [{"type": "GreaterThan", "attribute": ["id"], "value": 89}, {"type": "Bogus"}]},
         {"op": "plan", "options": {"path": table}, "schema": read_schema, "filter": "`id` > 89"},
     )
     assert replies.frame() == {"sql": "(`id` > 89)", "pushed": [0]}
@@ -111,16 +111,3 @@ def test_an_error_during_the_scan_arrives_in_the_trailer(table):
     r.stream()  # complete, possibly with fragment 0's rows
     assert "error" in r.frame()
     assert "schema" in r.frame()  # and the worker answers the next request
-
-
-def test_filter_attributes_with_dots_and_backticks():
-    assert bridge_worker._attribute("a.b") == ("a", "b")
-    assert bridge_worker._attribute("`a.b`.c") == ("a.b", "c")
-    assert bridge_worker._attribute("`x``y`") == ("x`y",)
-
-
-def test_plan_counts_rows_less_deletions_from_the_manifest(table):
-    lance.dataset(table).delete("id < 5 OR id = 50")
-    schema = '{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}}]}'
-    planned = serve({"op": "plan", "options": {"path": table}, "schema": schema}).frame()
-    assert (planned["rows"], planned["bytes"]) == (94, 94 * 8)

@@ -26,6 +26,8 @@ from typing import Any, BinaryIO
 
 import pyarrow as pa
 
+from .errors import error
+
 
 def _error(exc: BaseException) -> dict[str, Any]:
     """The reply for ``exc``: pylance's plain exceptions become the
@@ -51,27 +53,6 @@ def schema(request: dict) -> dict:
     return {"schema": LanceDataSource(request["options"]).schema().json()}
 
 
-def _attribute(name: str) -> tuple[str, ...]:
-    """Spark's dotted column reference (backticks quote a part) as parts."""
-    parts, part, quoted, i = [], "", False, 0
-    while i < len(name):
-        c = name[i]
-        if c == "`":
-            if quoted and name[i + 1 : i + 2] == "`":
-                part += "`"
-                i += 1
-            else:
-                quoted = not quoted
-        elif c == "." and not quoted:
-            parts.append(part)
-            part = ""
-        else:
-            part += c
-        i += 1
-    parts.append(part)
-    return tuple(parts)
-
-
 def _value(v: Any) -> Any:
     if isinstance(v, dict) and "date" in v:
         return datetime.date.fromisoformat(v["date"])
@@ -94,7 +75,7 @@ def _filter_sql(node: dict) -> str:
     cls = getattr(ds, kind, None)
     if cls is None or not isinstance(cls, type) or not issubclass(cls, ds.Filter):
         raise filters.Untranslatable(kind)
-    attribute = _attribute(node["attribute"])
+    attribute = tuple(node["attribute"])  # the column's name parts, as Spark parsed them
     if "value" in node:
         return filters.to_sql(cls(attribute, _value(node["value"])))
     return filters.to_sql(cls(attribute))
@@ -198,7 +179,7 @@ def serve(inp: BinaryIO, out: BinaryIO) -> None:
             elif op in HANDLERS:
                 _frame(out, HANDLERS[op](request))
             else:
-                _frame(out, {"error": {"type": "InvalidInputError", "code": 13, "message": f"unknown op {op!r}"}})
+                raise error("InvalidInputError", f"unknown op {op!r}")
         except Exception as exc:  # noqa: BLE001 - every failure is a reply
             _frame(out, _error(exc))
         out.flush()

@@ -21,7 +21,7 @@ import org.apache.spark.sql.sources.Or;
 final class Filters {
   private Filters() {}
 
-  /** Filters on one column: their {@code attribute()} and, but for the null tests, {@code value()}. */
+  /** Filters on one column: their column and, but for the null tests, {@code value()}. */
   private static final Set<String> LEAVES = Set.of(
       "EqualTo", "EqualNullSafe", "GreaterThan", "GreaterThanOrEqual", "LessThan", "LessThanOrEqual",
       "StringStartsWith", "StringEndsWith", "StringContains", "IsNull", "IsNotNull");
@@ -39,7 +39,7 @@ final class Filters {
     Map<String, Object> n = new HashMap<>();
     n.put("type", type);
     if (LEAVES.contains(type)) {
-      n.put("attribute", call(f, "attribute"));
+      n.put("attribute", column(f));
       if (!type.startsWith("Is")) {
         n.put("value", value(call(f, "value")));
       }
@@ -48,7 +48,7 @@ final class Filters {
       for (Object v : ((In) f).values()) {
         values.add(value(v));
       }
-      n.put("attribute", ((In) f).attribute());
+      n.put("attribute", column(f));
       n.put("value", values);
     } else if (f instanceof Not) {
       n.put("child", node(((Not) f).child()));
@@ -62,6 +62,11 @@ final class Filters {
       throw new IllegalArgumentException(f.toString());
     }
     return n;
+  }
+
+  /** The filter's one column as its name parts, parsed by Spark (backticks, dots). */
+  private static String[] column(Filter f) {
+    return f.v2references()[0];
   }
 
   private static Object call(Filter f, String accessor) {
