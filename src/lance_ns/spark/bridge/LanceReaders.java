@@ -1,7 +1,6 @@
 package lancens.spark;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.Map;
 
 import org.apache.arrow.memory.BufferAllocator;
@@ -72,7 +71,7 @@ final class LanceReaders {
       } catch (RuntimeException | IOException e) {
         Workers.discard(worker);
         allocator.close();
-        throw rethrow(e);
+        throw Workers.unchecked(e);
       }
     }
 
@@ -107,7 +106,7 @@ final class LanceReaders {
       } catch (RuntimeException | IOException e) {
         Workers.discard(worker);
         finished = false;
-        throw rethrow(e);
+        throw Workers.unchecked(e);
       }
     }
 
@@ -128,10 +127,6 @@ final class LanceReaders {
           Workers.discard(worker);
         }
       }
-    }
-
-    private static RuntimeException rethrow(Exception e) {
-      return e instanceof RuntimeException ? (RuntimeException) e : new UncheckedIOException((IOException) e);
     }
   }
 }

@@ -59,8 +59,13 @@ final class Workers {
       throw e;
     } catch (IOException | RuntimeException e) {
       discard(w);
-      throw e instanceof RuntimeException ? (RuntimeException) e : new UncheckedIOException((IOException) e);
+      throw unchecked(e);
     }
+  }
+
+  /** {@code e} as is, or an I/O error wrapped (Spark's reader methods throw only IOException). */
+  static RuntimeException unchecked(Exception e) {
+    return e instanceof RuntimeException ? (RuntimeException) e : new UncheckedIOException((IOException) e);
   }
 
   static Worker borrow() {
