@@ -111,3 +111,10 @@ def test_an_error_during_the_scan_arrives_in_the_trailer(table):
     r.stream()  # complete, possibly with fragment 0's rows
     assert "error" in r.frame()
     assert "schema" in r.frame()  # and the worker answers the next request
+
+
+def test_plan_counts_rows_less_deletions_from_the_manifest(table):
+    lance.dataset(table).delete("id < 5 OR id = 50")
+    schema = '{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}}]}'
+    planned = serve({"op": "plan", "options": {"path": table}, "schema": schema}).frame()
+    assert (planned["rows"], planned["bytes"]) == (94, 94 * 8)
