@@ -5,7 +5,7 @@ the venv's python).  ``seaweedfs_server()`` starts ONE server per test process
 on first use (every suite shares it, like a real catalog; tests keep apart by
 unique namespace names) and stops it by PID at interpreter exit.
 
-Recipe (see design.md): bind 127.0.0.1 only, telemetry off, an explicit port
+Recipe: bind 127.0.0.1 only, telemetry off, an explicit port
 for every listener (weed silently moves to the next free port otherwise);
 gRPC ports are ``http + 10000`` because that is what weed's own admin worker
 dials whatever ``-admin.port.grpc`` says.  The S3 identity is taken from

@@ -4,7 +4,7 @@ No Unity Catalog server can be installed here, so the tests talk HTTP to this
 one: catalogs, schemas and tables of ``/api/2.1/unity-catalog`` (list with
 ``max_results``/``page_token``, get, create, delete), on 127.0.0.1 with a free
 port, in a thread.  Every request and every 2xx response is validated against
-``../shared/reference/unity-catalog-api.yaml`` with openapi-core; error
+``tests/contracts/unity-catalog-api.yaml`` (vendored) with openapi-core; error
 responses (the contract describes none) against the error body every Unity
 server sends, ``{"error_code", "message"}``.  A violation is answered with
 500 ``CONTRACT_VIOLATION`` and recorded in ``violations``; the fixtures fail
@@ -51,9 +51,8 @@ ERROR_SCHEMA = {
 
 
 def contract_path() -> Path:
-    """The contract beside the repository: ``<repo>/../shared/reference/`` (CI and dev alike)."""
-    repo = Path(__file__).resolve().parents[2]
-    return repo.parent / "shared" / "reference" / "unity-catalog-api.yaml"
+    """The published contract, vendored in the tests' tree (see tests/contracts/README.md)."""
+    return Path(__file__).resolve().parents[1] / "contracts" / "unity-catalog-api.yaml"
 
 
 @lru_cache(maxsize=1)

@@ -1,8 +1,10 @@
 """The test server's contract checks can fail: requests and responses outside
-../shared/reference/unity-catalog-api.yaml are caught, answered 500 and
+tests/contracts/unity-catalog-api.yaml are caught, answered 500 and
 reported by ``check()``."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import httpx
 import pytest
@@ -23,8 +25,10 @@ def violated(u) -> str:
     return str(info.value)
 
 
-def test_contract_is_found_beside_the_repository():
-    assert contract_path().is_file() and contract_path().parent.name == "reference"
+def test_contract_is_the_vendored_copy_inside_the_repository():
+    repo = Path(__file__).resolve().parents[2]
+    assert contract_path().is_file() and contract_path().is_relative_to(repo / "tests" / "contracts")
+    assert contract_path().read_text().startswith("openapi: 3.0")
 
 
 def test_valid_traffic_passes(unity):

@@ -1,4 +1,4 @@
-"""Unity Catalog backend (impl ``unity``), per ``spec/impl-unity.md``.
+"""Unity Catalog backend (impl ``unity``), per ``docs/spec/impl-unity.md``.
 
 The hierarchy is Unity's own, fixed: ``catalog.schema.table``.  The root
 lists catalogs, a catalog lists its schemas, and only schemas hold tables.
