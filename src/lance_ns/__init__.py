@@ -9,8 +9,10 @@
 import importlib
 from typing import TYPE_CHECKING
 
+from .impls import IMPLS
+
 if TYPE_CHECKING:  # static names for type checkers and IDEs; imported lazily at run time
-    from .config import IMPLS, connect, from_config, load_class, load_namespace, named_config
+    from .config import connect, from_config, load_class, load_namespace, named_config
     from .identifiers import parse_id, to_string
 
 __version__ = "0.1.0"
@@ -32,7 +34,6 @@ __all__ = [
 #: (~1.7 s), which code such as Spark's Python workers, importing
 #: ``lance_ns.spark.datasource`` in every fresh process, does not need.
 _EXPORTS = {
-    "IMPLS": "config",
     "connect": "config",
     "from_config": "config",
     "load_class": "config",
@@ -45,6 +46,13 @@ _EXPORTS = {
 
 def __getattr__(name: str):
     module = _EXPORTS.get(name)
+    if module is None and name in IMPLS:
+        # ``lance_ns.glue`` is the backend class: with it, the registered
+        # names are also importable paths, so ``lance_namespace.connect("lance_ns.glue",
+        # ...)`` resolves them in a process that never imported lance_ns.
+        from .config import load_class
+
+        return load_class(name)
     if module is None:
         raise AttributeError(f"module 'lance_ns' has no attribute {name!r}")
     value = getattr(importlib.import_module(f".{module}", __name__), name)

@@ -16,26 +16,19 @@ from __future__ import annotations
 
 import importlib
 import os
-import tomllib
+import sys
 from pathlib import Path
 from typing import Mapping
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # tomllib is 3.11+; tomli is the same parser, published for older Pythons
+    import tomli as tomllib
 
 from lance_namespace import LanceNamespace
 
 from .errors import InvalidInputError
-
-#: alias -> (class path, pip extra that provides its dependencies)
-IMPLS: dict[str, tuple[str, str | None]] = {
-    "dir": ("lance_ns.impls.dir:DirectoryNamespace", None),
-    "rest": ("lance_ns.impls.rest:RestNamespace", "rest"),
-    "hive": ("lance_ns.impls.hive:Hive2Namespace", "hive"),
-    "hive2": ("lance_ns.impls.hive:Hive2Namespace", "hive"),
-    "hive3": ("lance_ns.impls.hive:Hive3Namespace", "hive"),
-    "glue": ("lance_ns.impls.glue:GlueNamespace", "glue"),
-    "unity": ("lance_ns.impls.unity:UnityNamespace", "unity"),
-    "iceberg": ("lance_ns.impls.iceberg:IcebergRestNamespace", "iceberg"),
-    "memory": ("lance_ns.impls.memory:MemoryNamespace", None),
-}
+from .impls import IMPLS, registered_name
 
 ENV_PREFIX = "LANCE_NS__"
 CONFIG_ENV = "LANCE_NS_CONFIG"
@@ -194,3 +187,21 @@ def load_namespace(name: str, path: str | os.PathLike | None = None) -> LanceNam
     plain = {k: v for k, v in props.items() if not k.startswith(impl + ".")}
     plain.update(split_config({"impl": impl, **props})[1])
     return connect(impl, plain)
+
+
+def _register_with_lance_namespace() -> None:
+    """Make ``lance_namespace.connect("lance_ns.glue", ...)`` (and so LanceDB's
+    ``namespace_client_impl="lance_ns.glue"``) find our backends by name.
+
+    The names resolve even without this (``lance_ns.glue`` is also an attribute
+    path of the package, which ``lance_namespace.connect`` falls back to); the
+    registration lists them in lance_namespace's own registry once lance_ns is
+    in use.  ``lance_ns.`` keeps them apart from upstream's ``dir`` and ``rest``.
+    """
+    from lance_namespace import register_namespace_impl
+
+    for alias, (path, _extra) in IMPLS.items():
+        register_namespace_impl(registered_name(alias), path.replace(":", "."))
+
+
+_register_with_lance_namespace()
