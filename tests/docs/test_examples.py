@@ -1,0 +1,105 @@
+"""Every code block of README.md and docs/*.md runs as written (tests/docs/examples.py
+says how), so a documented example cannot rot.  Paths under /data/ and HOME point into a
+temporary directory; a block may opt out with ``<!-- skip-example: REASON -->``.  The
+vendored specification (docs/spec/) is reference material and is not run."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.docs.examples import blocks, why_not_runnable
+
+REPO = Path(__file__).resolve().parents[2]
+RUNNER = Path(__file__).with_name("examples.py")
+DOCUMENTS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+
+
+def uses_spark(doc: Path) -> bool:
+    return any(b.lang == "python" and "spark" in b.code for b in blocks(doc.read_text(), doc.name))
+
+
+def run_examples(doc: Path, tmp_path: Path, timeout: float = 540) -> subprocess.CompletedProcess:
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LANCE_NS")}
+    env.pop("XDG_CONFIG_HOME", None)
+    env["HOME"] = str(home)
+    return subprocess.run(
+        [sys.executable, str(RUNNER), str(doc), str(tmp_path)],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=timeout,
+    )
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [pytest.param(d, marks=[pytest.mark.slow] if uses_spark(d) else [], id=str(d.relative_to(REPO))) for d in DOCUMENTS],
+)
+def test_document_examples_run_as_written(doc, tmp_path):
+    done = run_examples(doc, tmp_path)
+    print(done.stdout)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_documents_have_python_examples():
+    python_blocks = [b for d in DOCUMENTS for b in blocks(d.read_text(), d.name) if b.lang == "python"]
+    assert len(python_blocks) >= 4, python_blocks
+    assert any(b.doc == "README.md" for b in python_blocks)
+
+
+# -- the runner can fail, and skips only what it says ------------------------------
+
+def test_a_failing_block_fails_and_names_its_line(tmp_path):
+    doc = tmp_path / "bad.md"
+    doc.write_text("# t\n\n```python\nx = 1\n```\n\ntext\n\n```python\n\nassert x == 2, 'x is 1'\n```\n")
+    done = run_examples(doc, tmp_path)
+    assert done.returncode == 1
+    assert "FAILED bad.md:10 (python block)" in done.stderr
+    assert 'File "bad.md", line 11' in done.stderr and "x is 1" in done.stderr
+
+
+def test_blocks_share_globals_paths_are_redirected_and_skips_are_honoured(tmp_path):
+    doc = tmp_path / "ok.md"
+    doc.write_text(
+        "```toml\n# ~/.config/lance-ns/config.toml\n[namespaces.lake]\nimpl = \"dir\"\nroot = \"/data/lake\"\n```\n\n"
+        "```python\nimport lance_ns\nns = lance_ns.load_namespace(\"lake\")\nns.create_namespace({\"id\": [\"a\"]})\n```\n\n"
+        "```bash\nlance-ns namespace list --impl dir --prop root=/data/lake\n```\n\n"
+        "<!-- skip-example: would fail -->\n```python\nraise SystemExit(9)\n```\n\n"
+        "```bash\nlance-ns serve --impl dir --prop root=/data/lake\n```\n"
+    )
+    done = run_examples(doc, tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / "home/.config/lance-ns/config.toml").is_file()
+    assert (tmp_path / "data/lake").is_dir()
+    assert "not run ok.md:20 (python): skip-example: would fail" in done.stdout
+    assert "not run ok.md:24 (bash): starts a server" in done.stdout
+    assert "3 blocks ran, 2 not run" in done.stdout
+
+
+def test_a_failing_command_or_bad_toml_fails(tmp_path):
+    doc = tmp_path / "cmd.md"
+    doc.write_text("```bash\nlance-ns namespace describe nope --impl dir --prop root=/data/lake\n```\n")
+    assert run_examples(doc, tmp_path).returncode == 1
+    doc.write_text("```toml\n[a\n```\n")
+    done = run_examples(doc, tmp_path)
+    assert done.returncode == 1 and "FAILED cmd.md:2 (toml block)" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "command, runnable",
+    [
+        ("lance-ns namespace list --impl dir --prop root=/data/lake", True),
+        ("lance-ns table list a --impl memory", True),
+        ("lance-ns --help", True),
+        ("lance-ns namespace create sales --impl glue --prop region=us-east-1", False),
+        ("lance-ns table list sales --json --config prod", False),
+        ("lance-ns serve --impl dir --prop root=/data/lake --port 2333", False),
+        ("make demo", False),
+    ],
+)
+def test_which_commands_run(command, runnable):
+    assert (why_not_runnable(command) is None) is runnable
