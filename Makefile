@@ -3,13 +3,14 @@ SHELL := /bin/bash
 #   make demo   installs, starts the REST server on a local directory namespace
 #               and runs the PySpark pipeline example end to end
 #   make test   installs and runs the whole test suite (what CI runs)
+#   make docs   builds the API reference into site/
 
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install test test-fast demo bench clean
+.PHONY: install test test-fast demo bench docs clean
 
 install: $(STAMP)
 
@@ -30,10 +31,15 @@ test-fast: install
 demo: install
 	bash scripts/demo.sh
 
+# the API reference from the docstrings, into site/ (warnings are errors; the test
+# suite builds it too: tests/docs/test_api_reference.py)
+docs: install
+	$(BIN)/python -m mkdocs build --strict
+
 bench: install
 	$(BIN)/python benchmarks/bench_dir.py --quick
 	$(BIN)/python benchmarks/bench_rest.py --quick
 	$(BIN)/python benchmarks/bench_spark.py --quick
 
 clean:
-	rm -rf $(VENV) .lance-ns-demo .pytest_cache
+	rm -rf $(VENV) .lance-ns-demo .pytest_cache site
