@@ -1,0 +1,107 @@
+"""Every claimed Python works: the package (built as a wheel, as pip would) is installed into a
+fresh venv of the oldest and of the newest claimed interpreter present on this machine, which
+runs a round trip (tests/packaging/roundtrip.py).  The claimed versions are the pyproject's
+``Programming Language :: Python :: 3.X`` classifiers.  Installs use pip's cache, so after the
+first run this takes about a minute per interpreter."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+ROUNDTRIP = Path(__file__).with_name("roundtrip.py")
+
+
+def claimed_versions() -> list[tuple[int, int]]:
+    classifiers = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["classifiers"]
+    found = (re.fullmatch(r"Programming Language :: Python :: 3\.(\d+)", c) for c in classifiers)
+    return sorted((3, int(m.group(1))) for m in found if m)
+
+
+def candidates(version: tuple[int, int]) -> list[str]:
+    """Where an interpreter of ``version`` may be: PATH, then pyenv's versions (newest patch first)."""
+    name = "python%d.%d" % version
+    pyenv_root = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
+    pyenv = sorted(pyenv_root.glob("versions/%d.%d.*/bin/%s" % (*version, name)), reverse=True)
+    return [p for p in [shutil.which(name), *map(str, pyenv)] if p]
+
+
+@lru_cache(maxsize=None)
+def interpreter(version: tuple[int, int]) -> str | None:
+    """A working interpreter of ``version`` with venv, or None (a pyenv shim of a version that
+    is installed but not selected fails, so each candidate is run)."""
+    for exe in candidates(version):
+        probe = subprocess.run(
+            [exe, "-c", "import sys, venv, ensurepip; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True, text=True, timeout=60,
+        )
+        if probe.returncode == 0 and probe.stdout.strip() == "%d.%d" % version:
+            return exe
+    return None
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """The package built into a wheel from a copy of the sources (the build leaves no trace in the repo)."""
+    src = tmp_path_factory.mktemp("source")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, src / name)
+    shutil.copytree(REPO / "src", src / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    dist = tmp_path_factory.mktemp("dist")
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--disable-pip-version-check", "-w", str(dist), str(src)],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    (built,) = dist.glob("lance_ns-*.whl")
+    return built
+
+
+@pytest.mark.parametrize("which", ["oldest", "newest"])
+def test_installs_and_round_trips_on_claimed_python(which, wheel, tmp_path):
+    claimed = claimed_versions()
+    present = [v for v in claimed if interpreter(v)]
+    label = ", ".join("%d.%d" % v for v in claimed)
+    if not present:
+        pytest.skip(f"none of the claimed Pythons ({label}) is on PATH or under $PYENV_ROOT/versions")
+    if which == "newest" and len(present) == 1:
+        pytest.skip("only one claimed Python (%d.%d) is present; the 'oldest' case covers it" % present[0])
+    version = present[0] if which == "oldest" else present[-1]
+    absent = [v for v in claimed if v not in present]
+    if absent:
+        print("claimed but absent here:", ", ".join("%d.%d" % v for v in absent))
+
+    venv = tmp_path / "venv"
+    subprocess.run([interpreter(version), "-m", "venv", str(venv)], check=True, timeout=300)
+    python = str(venv / "bin" / "python")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    install = subprocess.run(
+        [python, "-m", "pip", "install", "-q", "--no-compile", "--disable-pip-version-check", f"{wheel}[server,rest]"],
+        capture_output=True, text=True, timeout=900, env=env,
+    )
+    assert install.returncode == 0, install.stdout + install.stderr
+
+    work = tmp_path / "work"
+    work.mkdir()
+    done = subprocess.run(
+        [python, str(ROUNDTRIP), str(work)], cwd=work, capture_output=True, text=True, timeout=300, env=env,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    ok = done.stdout.strip().splitlines()[-1].split()
+    assert ok[:3] == ["round", "trip", "ok"] and ok[3] == "%d.%d" % version, done.stdout
+    assert Path(ok[4]).is_relative_to(venv), ok[4]  # the installed wheel, not the work tree
