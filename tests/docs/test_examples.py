@@ -103,3 +103,14 @@ def test_a_failing_command_or_bad_toml_fails(tmp_path):
 )
 def test_which_commands_run(command, runnable):
     assert (why_not_runnable(command) is None) is runnable
+
+
+def test_bash_blocks_of_a_document_with_its_own_test_are_left_to_it(tmp_path, monkeypatch, capsys):
+    from tests.docs import examples
+
+    doc = tmp_path / "docs" / "cli.md"
+    doc.parent.mkdir()
+    doc.write_text("```bash\nlance-ns namespace describe nope --impl dir --prop root=/data/lake\n```\n")
+    monkeypatch.setattr(examples, "BASH_TESTED_BY", {"docs/cli.md": "tests/docs/test_examples.py"})
+    assert examples.run(doc, tmp_path) == 0  # the failing command was not run here
+    assert "not run docs/cli.md:2 (bash): run by tests/docs/test_examples.py" in capsys.readouterr().out
