@@ -25,7 +25,7 @@ def test_api_reference_builds_without_warnings(tmp_path):
     for page, anchors in {
         "": ["lance_ns.connect", "lance_ns.load_namespace"],
         "config": ["lance_ns.config.from_config", "lance_ns.config.named_config"],
-        "backends": ["lance_ns.impls.dir.DirectoryNamespace", "lance_ns.impls.glue.GlueNamespace", "lance_ns.impls.registered_name"],
+        "backends": ["lance_ns.impls.dir.DirectoryNamespace", "lance_ns.impls.glue", "lance_ns.impls.glue.GlueNamespace", "lance_ns.impls.registered_name"],
         "server": ["lance_ns.server.running.run_server_in_thread", "lance_ns.server.app.create_app"],
         "spark": ["lance_ns.spark.build_session"],
         "errors": ["lance_ns.errors", "lance_ns.identifiers.parse_id"],
