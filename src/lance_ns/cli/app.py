@@ -317,7 +317,7 @@ command(table, "register", cmd.table_register, "register an existing Lance table
 command(table, "register-many", cmd.table_register_many,
         "register every Lance table directory inside DIRECTORY (name = directory name without --suffix); "
         "the directory namespace refuses locations outside its root unless allow_external_locations=true",
-        [f"lance-ns table register-many db --directory /data/raw {ROOT} --prop allow_external_locations=true"],
+        [f"lance-ns table register-many staging --directory /data/raw {ROOT} --prop allow_external_locations=true"],
         *id_options("namespace to register into"),
         click.option("--directory", required=True, help="a local directory holding Lance table directories"),
         click.option("--suffix", default=".lance", help="suffix removed from directory names (default .lance)"),
