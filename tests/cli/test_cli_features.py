@@ -156,6 +156,14 @@ def test_create_from_a_bad_file(cli, events, tmp_path):
     assert cli("table", "exists", "db.t", *events).rc == EXIT_NOT_FOUND  # nothing declared on the way
 
 
+def test_head_shows_data_columns_named_like_secrets(cli, root):
+    ns = lance_ns.connect("dir", {"root": str(root)})
+    data = pa.table({"api_key": ["k-1234567"], "password_hint": ["pet name"]})
+    lance.write_dataset(data, namespace_client=ns, table_id=["keys"], mode="create")
+    rows = cli("table", "head", "keys", "--json", "--impl", "dir", "--prop", f"root={root}").json()
+    assert rows == [{"api_key": "k-1234567", "password_hint": "pet name"}]  # data, not configuration
+
+
 def test_tags_and_restore(cli, events):
     assert cli("table", "tags", "create", "db.events", "first", "--version", "1", *events).rc == 0
     assert cli("table", "tags", "create", "db.events", "latest", *events).rc == 0

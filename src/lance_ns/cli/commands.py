@@ -322,7 +322,8 @@ def table_head(args, out: Output) -> int:
     resp = ns.query_table(req)
     data = tables.ipc_to_table(resp.data if hasattr(resp, "data") else resp)
     rows = data.slice(0, args.rows).to_pylist()
-    out.emit(rows, lambda: out.table(data.column_names, ([_cell(r[c]) for c in data.column_names] for r in rows)))
+    out.emit(rows, lambda: out.table(data.column_names, ([_cell(r[c]) for c in data.column_names] for r in rows)),
+             mask=False)
     return 0
 
 

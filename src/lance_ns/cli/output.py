@@ -38,14 +38,16 @@ class Output:
         return bool(isatty and isatty()) and self.err.is_terminal
 
     # -- data
-    def json(self, value: Any) -> None:
-        text = json.dumps(mask_tree(value), indent=2, sort_keys=True, default=str)
+    def json(self, value: Any, mask: bool = True) -> None:
+        """``mask``: secrets by key name (responses, configurations); off for table rows,
+        whose column names are the user's data, not configuration."""
+        text = json.dumps(mask_tree(value) if mask else value, indent=2, sort_keys=True, default=str)
         self.out.file.write(self.scrub(text) + "\n")
 
-    def emit(self, value: Any, human) -> None:
+    def emit(self, value: Any, human, mask: bool = True) -> None:
         """``value`` as JSON with --json, else ``human()`` renders it."""
         if self.as_json:
-            self.json(value)
+            self.json(value, mask)
         else:
             human()
 
