@@ -24,7 +24,7 @@ def _run(args, env=None, timeout=600, check=True):
     return done
 
 
-@pytest.mark.slow  # builds a venv and installs pylance, pyarrow, pydantic, click, rich from pip's cache: ~1-2 min
+@pytest.mark.slow  # builds a venv and installs pylance, pyarrow, pydantic, click, rich from pip's cache: ~2-4 min
 def test_plain_install(tmp_path):
     wheels = tmp_path / "wheels"
     _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(REPO)])
