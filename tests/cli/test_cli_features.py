@@ -263,3 +263,11 @@ def _binary_capable():
 def _text(stream) -> str:
     stream.flush()
     return stream.buffer.getvalue().decode()
+
+
+def test_check_never_prints_a_password_in_the_uri(cli):
+    uri = "http://ann:pw-in-check-uri@127.0.0.1:9"  # nothing listens: every check fails, quoting the target
+    for argv in (["check", "--uri", uri, "--only", "scenario"], ["check", "--uri", uri, "--json"]):
+        r = cli(*argv)
+        assert r.rc == 1 and "pw-in-check-uri" not in r.out + r.err
+        assert "ann:****@127.0.0.1:9" in r.out

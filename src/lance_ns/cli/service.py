@@ -83,13 +83,14 @@ def _report(out: Output, results, by_name, description: str, ok: bool) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    t = Table(title=f"lance-ns check: {description}")
+    clean = out.scrub  # a target URI or a server's message may carry a secret
+    t = Table(title=clean(f"lance-ns check: {description}"))
     t.add_column("result", no_wrap=True)
     t.add_column("check", no_wrap=True)
     t.add_column("operation", no_wrap=True)
     t.add_column("expectation / finding", overflow="fold")
     for r in results:
-        t.add_row(_MARK[r.status], Text(r.name), Text(r.operation), Text(r.detail if r.status != C.PASS else r.expectation))
+        t.add_row(_MARK[r.status], Text(r.name), Text(r.operation), Text(clean(r.detail if r.status != C.PASS else r.expectation)))
     out.out.print(t)
     codes: dict[int, dict[str, int]] = {}
     for r in results:
