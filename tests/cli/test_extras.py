@@ -53,7 +53,9 @@ CASES = [pytest.param(extra, module, argv, marks=[pytest.mark.skip(UNUSED[extra,
 
 @pytest.mark.parametrize("extra, module, argv", CASES, ids=lambda v: v if isinstance(v, str) else " ".join(v[:3]))
 def test_a_missing_extra_is_one_line_naming_the_install(cli, monkeypatch, extra, module, argv):
-    monkeypatch.setitem(sys.modules, module, None)  # "import module" now fails as if not installed
+    # "import module" (and of its submodules, even those already imported) now fails as if not installed
+    for name in [n for n in sys.modules if n.startswith(module + ".")] + [module]:
+        monkeypatch.setitem(sys.modules, name, None)
     for name in list(sys.modules):  # our modules that import it are imported afresh
         if name.startswith(("lance_ns.impls.", "lance_ns.server")) and name != "lance_ns.impls.memory":
             monkeypatch.delitem(sys.modules, name)
