@@ -175,15 +175,16 @@ def run(handler: Callable, params: dict) -> int:
 
 
 def command(group: click.Group, name: str, handler: Callable, summary: str, example_lines: Sequence[str],
-            *options: Callable, json_flag: bool = True) -> click.Command:
-    """A leaf command: its own options, then the shared ones, then run(handler)."""
+            *options: Callable, json_flag: bool = True, short: str | None = None) -> click.Command:
+    """A leaf command: its own options, then the shared ones, then run(handler).
+    ``short``: the line in the parent's command list, when ``summary`` is long."""
 
     def callback(**params: Any) -> int:
         return run(handler, params)
 
     callback = _apply(callback, shared_options(json_flag))
     callback = _apply(callback, options)
-    return group.command(name, help=summary, short_help=summary, epilog=examples(*example_lines),
+    return group.command(name, help=summary, short_help=short or summary, epilog=examples(*example_lines),
                          context_settings=CONTEXT)(callback)
 
 
@@ -321,7 +322,7 @@ command(table, "register-many", cmd.table_register_many,
         *id_options("namespace to register into"),
         click.option("--directory", required=True, help="a local directory holding Lance table directories"),
         click.option("--suffix", default=".lance", help="suffix removed from directory names (default .lance)"),
-        REGISTER_MODE)
+        REGISTER_MODE, short="register every Lance table directory inside a directory")
 command(table, "deregister", cmd.table_deregister, "remove a table from the namespace, keeping its data",
         [f"lance-ns table deregister db.events {ROOT}"], *id_options("table", required=True))
 command(table, "drop", cmd.table_drop,
@@ -383,10 +384,12 @@ command(cli, "check", service.check,
         click.option("--parent", help="create the scenario's namespace under this namespace (default: the root)"),
         click.option("--only", multiple=True, metavar="PREFIX",
                      help="judge and report only checks whose name starts with PREFIX "
-                          "(repeatable; the whole scenario still runs)"))
+                          "(repeatable; the whole scenario still runs)"),
+        short="check a REST server or a backend against the spec's behaviour")
 
 
-@cli.command(context_settings=CONTEXT, epilog=examples('eval "$(lance-ns completion bash)"'))
+@cli.command(context_settings=CONTEXT, short_help="print the shell completion script (bash, zsh, fish)",
+             epilog=examples('eval "$(lance-ns completion bash)"'))
 @click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
 def completion(shell: str) -> None:
     """print the shell completion script for SHELL (add the eval line to your shell's rc file)"""
