@@ -271,3 +271,11 @@ def test_check_never_prints_a_password_in_the_uri(cli):
         r = cli(*argv)
         assert r.rc == 1 and "pw-in-check-uri" not in r.out + r.err
         assert "ann:****@127.0.0.1:9" in r.out
+
+
+def test_describe_masks_secret_storage_options(cli, events):
+    conn = [*events, "--prop", "storage.aws_secret_access_key=XYZ-secret-99", "--prop", "storage.region=eu-west-1"]
+    as_json = cli("table", "describe", "db.events", "--json", *conn)
+    assert as_json.json()["storage_options"] == {"aws_secret_access_key": "****", "region": "eu-west-1"}
+    human = cli("table", "describe", "db.events", *conn)
+    assert "XYZ-secret-99" not in human.out and re.search(r"storage aws_secret_access_key\s+│ \*\*\*\*", human.out)
