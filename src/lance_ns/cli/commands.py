@@ -2,12 +2,12 @@
 
 A handler takes the parsed arguments and the :class:`Output` and returns the
 exit code; errors propagate as ``lance_namespace`` exceptions and become exit
-codes in one place (:func:`lance_ns.cli.app.exit_code`).
+codes in one place (:func:`lance_ns.cli.app.run`).
 """
 
 from __future__ import annotations
 
-import argparse
+import types
 from pathlib import Path
 from typing import Any, Callable
 
@@ -63,7 +63,7 @@ def spec_mode(mode_class, value: Any) -> str | None:
 # -- identifiers ---------------------------------------------------------------------
 
 
-def ident(args: argparse.Namespace, table: bool = False) -> list[str]:
+def ident(args: Any, table: bool = False) -> list[str]:
     """The id from ``ID`` (split at --delimiter) or from repeated ``--part``."""
     if args.id is not None and args.part:
         raise InvalidInputError("give the identifier either as ID or as --part NAME ..., not both")
@@ -73,14 +73,14 @@ def ident(args: argparse.Namespace, table: bool = False) -> list[str]:
     return parts
 
 
-def shown(parts: list[str], args: argparse.Namespace) -> str:
+def shown(parts: list[str], args: Any) -> str:
     return to_string(parts, args.delimiter) or "(root)"
 
 
 # -- listing helpers -------------------------------------------------------------------
 
 
-def listing(call: Callable, make, field: str, args: argparse.Namespace, **fields) -> tuple[list, str | None]:
+def listing(call: Callable, make, field: str, args: Any, **fields) -> tuple[list, str | None]:
     """One page with --limit/--page-token, else every page."""
     if args.limit is not None or args.page_token:
         resp = call(make(limit=args.limit, page_token=args.page_token, **fields))
@@ -188,7 +188,7 @@ def _tree(ns, parts: list[str]) -> tuple[list[list[str]], list[list[str]]]:
 
 
 def _all(call, make, field, parts):
-    args = argparse.Namespace(limit=None, page_token=None)
+    args = types.SimpleNamespace(limit=None, page_token=None)
     return listing(call, make, field, args, id=parts)[0]
 
 
