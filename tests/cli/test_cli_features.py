@@ -279,3 +279,22 @@ def test_describe_masks_secret_storage_options(cli, events):
     assert as_json.json()["storage_options"] == {"aws_secret_access_key": "****", "region": "eu-west-1"}
     human = cli("table", "describe", "db.events", *conn)
     assert "XYZ-secret-99" not in human.out and re.search(r"storage aws_secret_access_key\s+│ \*\*\*\*", human.out)
+
+
+def test_table_commands_through_our_rest_server(cli, events, root, tmp_path):
+    """The new commands use namespace operations only, so they work through a REST server."""
+    from lance_ns.server import run_server_in_thread
+
+    src = tmp_path / "o.csv"
+    src.write_text("order_id,amount\n1,1.5\n")
+    with run_server_in_thread(lance_ns.connect("dir", {"root": str(root)}), log_requests=False) as server:
+        rest = ["--impl", "rest", "--prop", f"uri={server.url}"]
+        assert [r["id"] for r in cli("table", "head", "db.events", "2", "--json", *rest).json()] == [1, 2]
+        assert "└── who: struct" in cli("table", "schema", "db.events", *rest).out
+        assert re.search(r"│ rows\s+│ 4\s", cli("table", "describe", "db.events", *rest).out)
+        assert cli("table", "create", "db.orders", "--from", src, *rest).rc == 0
+        assert cli("table", "tags", "create", "db.events", "t1", "--version", "1", *rest).rc == 0
+        assert cli("table", "restore", "db.events", "1", *rest).rc == 0
+        assert cli("table", "drop", "db.orders", "--yes", *rest).rc == 0
+    assert cli("table", "list", "db", "--json", *events).json()["tables"] == ["events"]
+    assert cli("table", "describe", "db.events", "--json", *events).json()["version"] == 3
