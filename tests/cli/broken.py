@@ -55,3 +55,26 @@ def http_server(status: int, body: bytes, content_type: str):
         thread.join(5)
 
 
+
+
+class LeakyNamespace(MemoryNamespace):
+    """Quotes its own configuration in an error, as careless backends do."""
+
+    def __init__(self, **properties):
+        super().__init__()
+        self.leaked = properties
+
+    def list_namespaces(self, request):
+        from lance_ns.errors import ServiceUnavailableError
+
+        raise ServiceUnavailableError(f"cannot reach the catalog with {self.leaked}")
+
+
+class RecordingNamespace(MemoryNamespace):
+    """Remembers the DropTable requests it was sent."""
+
+    dropped: list = []
+
+    def drop_table(self, request):
+        type(self).dropped.append(request)
+        return super().drop_table(request)

@@ -75,7 +75,11 @@ def test_drop_modes(cli, lake):
     r = cli("namespace", "drop", "db", *lake)
     assert r.rc == EXIT_CONFLICT  # Restrict on a non-empty namespace
     assert cli("namespace", "exists", "db.child", *lake).rc == 0  # nothing dropped
-    assert cli("namespace", "drop", "db", "--cascade", *lake).rc == 0
+    # a cascade deletes tables: without a terminal to ask on it needs --yes
+    refused = cli("namespace", "drop", "db", "--cascade", *lake)
+    assert refused.rc == EXIT_INVALID and "--yes" in refused.err and len(refused.err.splitlines()) == 1
+    assert cli("namespace", "exists", "db.child", *lake).rc == 0  # nothing dropped
+    assert cli("namespace", "drop", "db", "--cascade", "--yes", *lake).rc == 0
     assert cli("namespace", "exists", "db", *lake).rc == EXIT_NOT_FOUND
 
 
@@ -84,11 +88,12 @@ def test_drop_walk_reports_what_it_dropped(cli, lake):
     cli("namespace", "create", "db.child", *lake)
     cli("table", "declare", "db.t", *lake)
     cli("table", "declare", "db.child.u", *lake)
-    r = cli("namespace", "drop", "db", "--walk", "--json", *lake)
+    assert cli("namespace", "drop", "db", "--walk", *lake).rc == EXIT_INVALID  # not confirmed
+    r = cli("namespace", "drop", "db", "--walk", "--json", "-y", *lake)
     assert r.rc == 0, r.err
     assert sorted(r.json()["dropped_tables"]) == ["db.child.u", "db.t"]
     assert r.json()["dropped_namespaces"] == ["db.child", "db"]
     assert r.err == ""  # no progress output when stderr is not a terminal
     assert cli("namespace", "list", "--json", *lake).json()["namespaces"] == []
-    assert cli("namespace", "drop", "db", "--walk", "--skip-missing", *lake).rc == 0
-    assert cli("namespace", "drop", "db", "--walk", *lake).rc == EXIT_NOT_FOUND
+    assert cli("namespace", "drop", "db", "--walk", "--skip-missing", "--yes", *lake).rc == 0
+    assert cli("namespace", "drop", "db", "--walk", "--yes", *lake).rc == EXIT_NOT_FOUND

@@ -48,9 +48,11 @@ def test_register_deregister_drop(cli, db, tmp_path):
     assert cli("table", "register", "db.events", "--location", declared, *db).rc == EXIT_CONFLICT
     assert cli("table", "register", "db.events", "--location", declared, "--mode", "overwrite", *db).rc == 0
     assert cli("table", "register", "db.x", "--location", str(tmp_path / "lake" / "nothing"), *db).rc == EXIT_INVALID
-    assert cli("table", "drop", "db.events", *db).rc == 0
-    assert cli("table", "drop", "db.events", *db).rc == EXIT_NOT_FOUND
-    assert cli("table", "drop", "db.events", "--skip-missing", *db).rc == 0
+    assert cli("table", "drop", "db.events", *db).rc == EXIT_INVALID  # deletes data: not without --yes
+    assert cli("table", "exists", "db.events", *db).rc == 0
+    assert cli("table", "drop", "db.events", "--yes", *db).rc == 0
+    assert cli("table", "drop", "db.events", "--yes", *db).rc == EXIT_NOT_FOUND
+    assert cli("table", "drop", "db.events", "--skip-missing", "--yes", *db).rc == 0
 
 
 def test_register_many(cli, tmp_path, monkeypatch):

@@ -1,18 +1,29 @@
-"""The ``lance-ns`` command line: parser, exit codes, dispatch."""
+"""The ``lance-ns`` command line: click groups and options, one dispatch point.
+
+Connection options (``--config``, ``--impl``, ``--prop``, ``--delimiter``) and
+``--json`` are accepted before the subcommand and after it; after wins, and
+``--prop`` pairs add up.  Every command's ``--help`` ends with examples
+(lines starting ``$``) that run as written; tests/cli/test_help_examples.py
+runs each one.
+"""
 
 from __future__ import annotations
 
-import argparse
+import contextlib
 import sys
-from typing import Sequence
+import types
+from typing import Any, Callable, Sequence
 
+import click
 from lance_namespace.errors import LanceNamespaceError
 
-from ..errors import ERRORS, code_of
+from ..config import IMPLS
+from ..errors import ERRORS, InvalidInputError, code_of
 from ..identifiers import DEFAULT_DELIMITER
+from ..modes import CreateMode, RegisterMode
 from . import commands as cmd
-from . import service
-from .connection import ENV_HELP, add_connection_options
+from . import configs, service
+from .connection import ENV_HELP
 from .exitcodes import (  # noqa: F401 - re-exported for scripts and tests
     EXIT_CONFLICT,
     EXIT_DENIED,
@@ -27,197 +38,392 @@ from .exitcodes import (  # noqa: F401 - re-exported for scripts and tests
 )
 from .output import Output
 
+PROG = "lance-ns"
+COMPLETE_VAR = "_LANCE_NS_COMPLETE"
 # the server's defaults, without importing starlette/uvicorn for every command
 DEFAULT_THREADS = 32
 DEFAULT_MAX_BODY_BYTES = 256 * 1024 * 1024
-
-# -- parser ---------------------------------------------------------------------------------
-
-
-class _Formatter(argparse.RawDescriptionHelpFormatter):
-    pass
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
 
 
-def _common(json_flag: bool = True) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(add_help=False)
-    add_connection_options(p)
-    p.add_argument("--delimiter", default=DEFAULT_DELIMITER, help="identifier delimiter (default '.')")
+# -- option types ------------------------------------------------------------------------
+
+
+class ModeType(click.ParamType):
+    """A spec mode in any spelling the API accepts: ``exist-ok``, ``exist_ok``, ``ExistOk``."""
+
+    name = "mode"
+
+    def __init__(self, mode_class) -> None:
+        self.mode_class = mode_class
+
+    def convert(self, value, param, ctx):
+        try:
+            return self.mode_class.parse(value).value
+        except InvalidInputError as e:
+            self.fail(str(e), param, ctx)
+
+    def get_metavar(self, param, ctx=None) -> str:
+        return "[" + "|".join(m.value for m in self.mode_class) + "]"
+
+    def shell_complete(self, ctx, param, incomplete):
+        from click.shell_completion import CompletionItem
+
+        return [CompletionItem(m.value) for m in self.mode_class if m.value.startswith(incomplete)]
+
+
+def _complete_impl(ctx, param, incomplete):
+    return [name for name in sorted(IMPLS) if name.startswith(incomplete)]
+
+
+def _complete_config(ctx, param, incomplete):
+    try:
+        return [n for n in configs.configuration_names() if n.startswith(incomplete)]
+    except Exception:  # noqa: BLE001 - completion never fails the shell
+        return []
+
+
+# -- option groups ------------------------------------------------------------------------
+
+
+def _apply(f: Callable, options: Sequence[Callable]) -> Callable:
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def shared_options(json_flag: bool = True) -> list[Callable]:
+    """The options every command takes, before or after the subcommand."""
+    options = [
+        click.option("--config", metavar="NAME", shell_complete=_complete_config,
+                     help="a named configuration: [namespaces.NAME] of the config file"),
+        click.option("--impl", metavar="NAME", shell_complete=_complete_impl,
+                     help="implementation alias (" + ", ".join(sorted(IMPLS)) + ") or module:Class"),
+        click.option("--prop", multiple=True, metavar="KEY=VALUE", help="implementation property (repeatable)"),
+        click.option("--delimiter", metavar="SEP", help=f"identifier delimiter (default {DEFAULT_DELIMITER!r})"),
+    ]
     if json_flag:
-        p.add_argument("--json", action="store_true", help="print JSON for scripts instead of tables")
-    return p
+        options.append(click.option("--json", "as_json", is_flag=True, help="print JSON (the protocol's field names)"))
+    return options
 
 
-def _id_args(p: argparse.ArgumentParser, what: str) -> None:
-    p.add_argument("id", nargs="?", metavar="ID", help=f"{what}, e.g. db.events (split at --delimiter)")
-    p.add_argument("--part", action="append", default=[], metavar="NAME", help="an id component (repeatable) instead of ID")
+def id_options(what: str, required: bool = False) -> list[Callable]:
+    return [
+        click.argument("id", required=False, metavar="ID" if required else "[ID]"),
+        click.option("--part", multiple=True, metavar="NAME",
+                     help=f"{what}: one id component (repeatable) instead of ID split at --delimiter"),
+    ]
 
 
-def _paging(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--limit", type=int, help="one page of at most N items (default: every page)")
-    p.add_argument("--page-token", help="continue from this token (with --limit)")
+PAGING = [
+    click.option("--limit", type=int, help="one page of at most N items (default: every page)"),
+    click.option("--page-token", help="continue from this token (with --limit)"),
+]
 
 
-def _props(p: argparse.ArgumentParser, what: str) -> None:
-    p.add_argument("--property", action="append", default=[], metavar="KEY=VALUE", help=f"{what} property (repeatable)")
+def properties_option(what: str) -> Callable:
+    return click.option("--property", multiple=True, metavar="KEY=VALUE", help=f"{what} property (repeatable)")
 
 
-def _add(sub, name: str, func, help_: str, example: str, common) -> argparse.ArgumentParser:
-    p = sub.add_parser(
-        name, help=help_, description=help_, parents=[common], formatter_class=_Formatter,
-        epilog=f"example:\n  {example}\n\n{ENV_HELP}",
-    )
-    p.set_defaults(func=func)
-    return p
+YES = click.option("--yes", "-y", is_flag=True,
+                   help="do not ask for confirmation (required when there is no terminal to ask on)")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    common = _common()
-    parser = argparse.ArgumentParser(
-        prog="lance-ns",
-        description="Administer any Lance namespace, serve it over REST, or check a REST server for conformance.",
-        formatter_class=_Formatter,
-        epilog=(
-            "examples:\n"
-            "  lance-ns namespace list --impl dir --prop root=/data/lake\n"
-            "  LANCE_NS_IMPL=dir LANCE_NS_DIR_ROOT=/data/lake lance-ns table list db --json\n"
-            "  lance-ns serve --impl dir --prop root=/data/lake --port 2333\n"
-            "  lance-ns check --uri http://127.0.0.1:2333\n\n"
-            f"{ENV_HELP}\n{exit_table()}"
-        ),
-    )
-    groups = parser.add_subparsers(dest="group", metavar="COMMAND", required=True)
-
-    # namespace ...
-    ns = groups.add_parser("namespace", help="list, describe, create, drop namespaces", formatter_class=_Formatter,
-                           epilog="example:\n  lance-ns namespace create db --impl dir --prop root=/data/lake")
-    nsub = ns.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    p = _add(nsub, "list", cmd.namespace_list, "list the child namespaces of a namespace (default: the root)",
-             "lance-ns namespace list --impl dir --prop root=/data/lake", common)
-    _id_args(p, "parent namespace")
-    _paging(p)
-    p = _add(nsub, "describe", cmd.namespace_describe, "show a namespace's properties",
-             "lance-ns namespace describe db --config prod", common)
-    _id_args(p, "namespace")
-    p = _add(nsub, "create", cmd.namespace_create, "create a namespace",
-             "lance-ns namespace create db.team --mode exist-ok --property owner=ml --impl dir --prop root=/data/lake", common)
-    _id_args(p, "namespace")
-    p.add_argument("--mode", choices=sorted(cmd.CREATE_MODES), default="create",
-                   help="create: fail if it exists (default); exist-ok: keep it; overwrite: replace it")
-    _props(p, "namespace")
-    p = _add(nsub, "drop", cmd.namespace_drop, "drop a namespace",
-             "lance-ns namespace drop db --cascade --impl dir --prop root=/data/lake", common)
-    _id_args(p, "namespace")
-    p.add_argument("--skip-missing", action="store_true", help="succeed if it does not exist (mode Skip)")
-    how = p.add_mutually_exclusive_group()
-    how.add_argument("--cascade", action="store_true", help="also drop everything inside (behavior Cascade, one call)")
-    how.add_argument("--walk", action="store_true",
-                     help="cascade client-side: drop each table and child namespace with progress "
-                          "(for servers that do not honour Cascade; not atomic)")
-    p = _add(nsub, "exists", cmd.namespace_exists, "exit 0 if the namespace exists, 3 if not",
-             "lance-ns namespace exists db --impl dir --prop root=/data/lake && echo yes", common)
-    _id_args(p, "namespace")
-
-    # table ...
-    tb = groups.add_parser("table", help="list, describe, declare, register, deregister, drop tables",
-                           formatter_class=_Formatter,
-                           epilog="example:\n  lance-ns table list db --impl dir --prop root=/data/lake")
-    tsub = tb.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    p = _add(tsub, "list", cmd.table_list, "list the tables of a namespace",
-             "lance-ns table list db --json --impl dir --prop root=/data/lake", common)
-    _id_args(p, "namespace")
-    _paging(p)
-    p = _add(tsub, "describe", cmd.table_describe, "show a table's location, properties (and version, schema with --detail)",
-             "lance-ns table describe db.events --detail --impl dir --prop root=/data/lake", common)
-    _id_args(p, "table")
-    p.add_argument("--detail", action="store_true", help="load version, schema and stats from the table")
-    p.add_argument("--version", type=int, help="describe this table version")
-    p = _add(tsub, "declare", cmd.table_declare, "declare a table (reserve its name and location, no data yet)",
-             "lance-ns table declare db.events --property team=ml --impl dir --prop root=/data/lake", common)
-    _id_args(p, "table")
-    p.add_argument("--location", help="table location (default: chosen by the namespace)")
-    _props(p, "table")
-    p = _add(tsub, "register", cmd.table_register, "register an existing Lance table location under a name",
-             "lance-ns table register db.events --location /data/raw/events.lance --impl dir --prop root=/data/lake", common)
-    _id_args(p, "table")
-    p.add_argument("--location", required=True, help="where the Lance table is")
-    p.add_argument("--mode", choices=sorted(cmd.REGISTER_MODES), default="create",
-                   help="create: fail if the name exists (default); overwrite: replace the entry")
-    _props(p, "table")
-    p = _add(tsub, "register-many", cmd.table_register_many,
-             "register every Lance table directory inside DIRECTORY (name = directory name without --suffix)",
-             "lance-ns table register-many db --directory /data/raw --impl dir --prop root=/data/lake "
-             "--prop allow_external_locations=true\n"
-             "  (the directory namespace refuses locations outside its root unless allow_external_locations=true)",
-             common)
-    _id_args(p, "namespace to register into")
-    p.add_argument("--directory", required=True, help="a local directory holding Lance table directories")
-    p.add_argument("--suffix", default=".lance", help="suffix removed from directory names (default .lance)")
-    p.add_argument("--mode", choices=sorted(cmd.REGISTER_MODES), default="create", help="as for register")
-    p = _add(tsub, "deregister", cmd.table_deregister, "remove a table from the namespace, keeping its data",
-             "lance-ns table deregister db.events --impl dir --prop root=/data/lake", common)
-    _id_args(p, "table")
-    p = _add(tsub, "drop", cmd.table_drop, "drop a table and its data",
-             "lance-ns table drop db.events --skip-missing --impl dir --prop root=/data/lake", common)
-    _id_args(p, "table")
-    p.add_argument("--skip-missing", action="store_true", help="succeed if the table does not exist")
-    p = _add(tsub, "exists", cmd.table_exists, "exit 0 if the table exists, 3 if not",
-             "lance-ns table exists db.events --impl dir --prop root=/data/lake || echo missing", common)
-    _id_args(p, "table")
-    p = _add(tsub, "versions", cmd.table_versions, "list a table's versions",
-             "lance-ns table versions db.events --descending --limit 5 --impl dir --prop root=/data/lake", common)
-    _id_args(p, "table")
-    _paging(p)
-    p.add_argument("--descending", action="store_true", help="newest first")
-
-    # serve
-    p = _add(groups, "serve", service.serve, "serve a namespace over the Lance REST protocol (until Ctrl-C)",
-             "LANCE_NS_AUTH_TOKEN=s3cret lance-ns serve --impl dir --prop root=/data/lake --host 127.0.0.1 --port 2333\n"
-             "  then: lance-ns namespace list --impl rest --prop uri=http://127.0.0.1:2333 --prop auth_token=s3cret",
-             _common(json_flag=False))
-    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=2333, help="port (default 2333, the spec's)")
-    p.add_argument("--auth-token", help=f"bearer token clients must send (better: ${service.AUTH_ENV}; "
-                   f"x-api-key values: ${service.API_KEYS_ENV}, comma-separated); never printed")
-    p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
-    p.add_argument("--threads", type=int, default=DEFAULT_THREADS, help=f"backend worker threads (default {DEFAULT_THREADS})")
-    p.add_argument("--max-body-bytes", type=int, default=DEFAULT_MAX_BODY_BYTES,
-                   help="larger request bodies get HTTP 413 (default 256 MiB)")
-
-    # check
-    p = _add(groups, "check", service.check,
-             "run the behavioural conformance scenario against a Lance REST server (--uri) or a backend, "
-             "in a fresh namespace it removes afterwards; exit 0 only if every check passes",
-             "LANCE_NS_AUTH_TOKEN=s3cret lance-ns check --uri http://127.0.0.1:2333\n  lance-ns check --impl dir --prop root=/tmp/scratch --json",
-             common)
-    p.add_argument("--uri", help="base URL of the Lance REST server to check")
-    p.add_argument("--auth-token", help=f"bearer token for the server (or ${service.AUTH_ENV}); also checks 401 without it")
-    p.add_argument("--header", action="append", default=[], metavar="KEY=VALUE", help="extra HTTP header (repeatable)")
-    p.add_argument("--parent", help="create the scenario's namespace under this namespace (default: the root)")
-    p.add_argument("--only", action="append", metavar="PREFIX",
-                   help="judge and report only checks whose name starts with PREFIX (repeatable; the whole scenario still runs)")
-    return parser
+def examples(*lines: str) -> str:
+    """An epilog: example command lines (each runs as written) and the connection help."""
+    shown = "\n".join(f"  $ {line}" for line in lines)
+    return f"\b\nexamples:\n{shown}\n\n\b\n{ENV_HELP}"
 
 
-def main(argv: Sequence[str] | None = None, stdout=None, stderr=None) -> int:
-    parser = build_parser()
+# -- dispatch -------------------------------------------------------------------------------
+
+
+def merged_options(root: dict, leaf: dict) -> dict:
+    """A leaf's options over the root's: after the subcommand wins, --prop pairs add up."""
+    merged = dict(leaf)
+    for key in ("config", "impl", "delimiter"):
+        merged[key] = leaf.get(key) or root.get(key)
+    merged["delimiter"] = merged["delimiter"] or DEFAULT_DELIMITER
+    merged["prop"] = [*(root.get("prop") or ()), *(leaf.get("prop") or ())]
+    merged["as_json"] = bool(leaf.get("as_json") or root.get("as_json"))
+    return merged
+
+
+def run(handler: Callable, params: dict) -> int:
+    """Run one handler; every failure becomes one message line and an exit code."""
+    root = click.get_current_context().find_root()
+    args = types.SimpleNamespace(**merged_options(root.params, params))
+    streams = root.obj or {}
+    out = Output(args.as_json, streams.get("stdout"), streams.get("stderr"), streams.get("stdin"))
     try:
-        args = parser.parse_args(argv)
-    except SystemExit as e:  # --help (0) or a usage error (2)
-        return int(e.code or 0)
-    out = Output(getattr(args, "json", False), stdout, stderr)
-    try:
-        return args.func(args, out)
+        return handler(args, out)
     except KeyboardInterrupt:
         out.error("interrupted")
         return 130
+    except cmd.Declined as e:
+        out.error(str(e))
+        return EXIT_ERROR
     except Exception as e:  # noqa: BLE001 - every failure becomes a message and an exit code
         code = code_of(e)
         name = ERRORS[code].name if code in ERRORS else "INTERNAL"
-        if out.as_json:
-            out.json({"error": str(e), "code": code, "type": name})
         text = str(e) if isinstance(e, LanceNamespaceError) else f"{type(e).__name__}: {e}"
+        text = " ".join(text.split())  # one line, whatever the backend's message looked like
+        if out.as_json:
+            out.json({"error": text, "code": code, "type": name})
         out.error(f"{text} [code {code} {name}]")
         return exit_code(e)
+
+
+def command(group: click.Group, name: str, handler: Callable, summary: str, example_lines: Sequence[str],
+            *options: Callable, json_flag: bool = True, short: str | None = None) -> click.Command:
+    """A leaf command: its own options, then the shared ones, then run(handler).
+    ``short``: the line in the parent's command list, when ``summary`` is long."""
+
+    def callback(**params: Any) -> int:
+        return run(handler, params)
+
+    callback = _apply(callback, shared_options(json_flag))
+    callback = _apply(callback, options)
+    return group.command(name, help=summary, short_help=short or summary, epilog=examples(*example_lines),
+                         context_settings=CONTEXT)(callback)
+
+
+def version_line() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    def v(dist: str) -> str:
+        try:
+            return version(dist)
+        except PackageNotFoundError:
+            return "?"
+
+    py = ".".join(map(str, sys.version_info[:3]))
+    return f"{PROG} {v('lance-ns')} (pylance {v('pylance')}, lance-namespace {v('lance-namespace')}, Python {py})"
+
+
+def _show_version(ctx: click.Context, param, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        click.echo(version_line())
+        ctx.exit()
+
+
+# -- the command tree ---------------------------------------------------------------------
+
+ROOT = "--impl dir --prop root=/data/lake"
+
+
+@click.group(
+    name=PROG,
+    context_settings=CONTEXT,
+    help="Administer any Lance namespace, serve it over REST, or check a REST server for conformance.",
+    epilog=examples(
+        f"lance-ns {ROOT} namespace list",
+        "lance-ns namespace create db.team --mode exist_ok --impl dir --prop root=/data/lake",
+        "LANCE_NS_IMPL=dir LANCE_NS_DIR_ROOT=/data/lake lance-ns table list db --json",
+        "lance-ns --config prod table describe db.events",
+        "LANCE_NS_AUTH_TOKEN=s3cret lance-ns check --uri http://127.0.0.1:2333",
+    ) + "\n\n\b\n" + exit_table()
+    + "\n\n\b\nshell completion: eval \"$(lance-ns completion bash)\" (or zsh, fish); see docs/cli.md",
+)
+@(lambda f: _apply(f, shared_options()))  # the root takes the shared options too
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_show_version,
+              help="show the versions of lance-ns, pylance and lance-namespace and exit")
+@click.pass_context
+def cli(ctx: click.Context, **_: Any) -> None:
+    pass
+
+
+@cli.group(context_settings=CONTEXT, help="list, describe, create, drop namespaces")
+def namespace() -> None:
+    pass
+
+
+@cli.group(context_settings=CONTEXT, help="create, list, describe, read, version, tag, drop tables")
+def table() -> None:
+    pass
+
+
+@table.group(context_settings=CONTEXT, help="list, create and delete a table's tags (named versions)")
+def tags() -> None:
+    pass
+
+
+@cli.group(context_settings=CONTEXT, help="show the named configurations and what a command connects to")
+def config() -> None:
+    pass
+
+
+CREATE_MODE = click.option("--mode", type=ModeType(CreateMode), default="create",
+                           help="create: fail if it exists (default); exist_ok: keep it; overwrite: replace it "
+                                "(any spelling: exist-ok, ExistOk)")
+REGISTER_MODE = click.option("--mode", type=ModeType(RegisterMode), default="create",
+                             help="create: fail if the name exists (default); overwrite: replace the entry")
+SKIP_MISSING = click.option("--skip-missing", is_flag=True, help="succeed if it does not exist")
+VERSION = click.option("--version", type=int, help="this table version (default: the latest)")
+
+# namespace ...
+command(namespace, "list", cmd.namespace_list, "list the child namespaces of a namespace (default: the root)",
+        [f"lance-ns namespace list {ROOT}", f"lance-ns {ROOT} namespace list db --json"],
+        *id_options("parent namespace"), *PAGING)
+command(namespace, "describe", cmd.namespace_describe, "show a namespace's properties",
+        ["lance-ns namespace describe db --config prod", f"lance-ns namespace describe db --json {ROOT}"],
+        *id_options("namespace"))
+command(namespace, "create", cmd.namespace_create,
+        "create a namespace; --property sets its properties where the backend stores them",
+        [f"lance-ns namespace create db.team --mode exist_ok --property owner=ml {ROOT}"],
+        *id_options("namespace"), CREATE_MODE, properties_option("namespace"))
+command(namespace, "drop", cmd.namespace_drop,
+        "drop a namespace; --cascade and --walk drop its tables too and ask first (--yes: don't ask)",
+        [f"lance-ns namespace drop db --cascade --yes {ROOT}"],
+        *id_options("namespace"), SKIP_MISSING,
+        click.option("--cascade", is_flag=True, help="also drop everything inside (behavior Cascade, one call)"),
+        click.option("--walk", is_flag=True, help="cascade client-side: drop each table and child namespace with "
+                                                   "progress (for servers that do not honour Cascade; not atomic)"),
+        YES)
+command(namespace, "exists", cmd.namespace_exists, "exit 0 if the namespace exists, 3 if not",
+        [f"lance-ns namespace exists db {ROOT}"], *id_options("namespace"))
+
+# table ...
+command(table, "list", cmd.table_list, "list the tables of a namespace",
+        [f"lance-ns table list db --json {ROOT}"], *id_options("namespace"), *PAGING)
+command(table, "describe", cmd.table_describe,
+        "show a table: location, version, rows, size, commit time, properties and schema",
+        [f"lance-ns table describe db.events {ROOT}", f"lance-ns table describe db.events --version 1 --json {ROOT}"],
+        *id_options("table", required=True), VERSION,
+        click.option("--detail", is_flag=True, hidden=True, help="kept for old scripts: details are always loaded"))
+command(table, "schema", cmd.table_schema, "show a table's schema as a tree (--json: the protocol's JSON schema)",
+        [f"lance-ns table schema db.events {ROOT}"], *id_options("table", required=True), VERSION)
+command(table, "head", cmd.table_head, "print the first N rows of a table (default 10)",
+        [f"lance-ns table head db.events 5 {ROOT}", f"lance-ns table head db.events --columns id --json {ROOT}"],
+        *id_options("table", required=True), click.argument("rows", type=int, default=10, required=False),
+        VERSION, click.option("--columns", metavar="A,B", help="only these columns"))
+command(table, "create", cmd.table_create,
+        "create a table from a parquet, CSV or newline-delimited JSON file (read with pyarrow)",
+        [f"lance-ns table create db.orders --from /data/orders.parquet {ROOT}",
+         f"lance-ns table create db.orders_csv --from /data/orders.csv --property team=ml {ROOT}"],
+        *id_options("table", required=True),
+        click.option("--from", "source", required=True, type=click.Path(dir_okay=False), help="the file to load"),
+        click.option("--format", type=click.Choice(sorted(cmd.READERS)),
+                     help="the file's format (default: from its suffix: .parquet, .csv, .json/.jsonl)"),
+        CREATE_MODE, properties_option("table"))
+command(table, "declare", cmd.table_declare, "declare a table (reserve its name and location, no data yet)",
+        [f"lance-ns table declare db.clicks --property team=ml {ROOT}"],
+        *id_options("table", required=True), click.option("--location", help="table location (default: chosen by the namespace)"),
+        properties_option("table"))
+command(table, "register", cmd.table_register, "register an existing Lance table location under a name",
+        ["lance-ns table register db.raw_events --location /data/raw/events.lance "
+         "--impl dir --prop root=/data/lake --prop allow_external_locations=true"],
+        *id_options("table", required=True), click.option("--location", required=True, help="where the Lance table is"),
+        REGISTER_MODE, properties_option("table"))
+command(table, "register-many", cmd.table_register_many,
+        "register every Lance table directory inside DIRECTORY (name = directory name without --suffix); "
+        "the directory namespace refuses locations outside its root unless allow_external_locations=true",
+        [f"lance-ns table register-many staging --directory /data/raw {ROOT} --prop allow_external_locations=true"],
+        *id_options("namespace to register into"),
+        click.option("--directory", required=True, help="a local directory holding Lance table directories"),
+        click.option("--suffix", default=".lance", help="suffix removed from directory names (default .lance)"),
+        REGISTER_MODE, short="register every Lance table directory inside a directory")
+command(table, "deregister", cmd.table_deregister, "remove a table from the namespace, keeping its data",
+        [f"lance-ns table deregister db.events {ROOT}"], *id_options("table", required=True))
+command(table, "drop", cmd.table_drop,
+        "drop a table and its data; asks first (--yes: don't ask)",
+        [f"lance-ns table drop db.events --yes {ROOT}", f"lance-ns table drop db.gone --skip-missing --yes {ROOT}"],
+        *id_options("table", required=True), SKIP_MISSING,
+        click.option("--purge", is_flag=True,
+                     help="also delete the data of a registered table whose location is outside the namespace"),
+        YES)
+command(table, "exists", cmd.table_exists, "exit 0 if the table exists, 3 if not",
+        [f"lance-ns table exists db.events {ROOT}"], *id_options("table", required=True))
+command(table, "versions", cmd.table_versions, "list a table's versions with commit times, rows and sizes",
+        [f"lance-ns table versions db.events --descending --limit 5 {ROOT}"],
+        *id_options("table", required=True), *PAGING, click.option("--descending", is_flag=True, help="newest first"))
+command(table, "restore", cmd.table_restore,
+        "make an old version the latest again (a new version is committed; history is kept)",
+        [f"lance-ns table restore db.events 1 {ROOT}"],
+        *id_options("table", required=True), click.argument("to_version", metavar="VERSION", type=int))
+command(tags, "list", cmd.tags_list, "list a table's tags",
+        [f"lance-ns table tags list db.events {ROOT}"], *id_options("table", required=True))
+command(tags, "create", cmd.tags_create, "tag a version of a table (default: the latest)",
+        [f"lance-ns table tags create db.events first --version 1 {ROOT}"],
+        *id_options("table", required=True), click.argument("tag"),
+        click.option("--version", "tag_version", type=int, help="the version to tag (default: the latest)"))
+command(tags, "delete", cmd.tags_delete, "delete a tag (the version stays)",
+        [f"lance-ns table tags delete db.events stable {ROOT}"],
+        *id_options("table", required=True), click.argument("tag"))
+
+# config ...
+command(config, "list", configs.config_list, "list the named configurations, secrets masked",
+        ["lance-ns config list"])
+command(config, "show", configs.config_show,
+        "show what a command with these options connects to (resolved, secrets masked)",
+        ["lance-ns config show --config prod", "lance-ns config show --impl rest --prop uri=http://user:pw@host:2333"])
+
+# serve
+command(cli, "serve", service.serve, "serve a namespace over the Lance REST protocol (until Ctrl-C); needs lance-ns[server]",
+        [f"LANCE_NS_AUTH_TOKEN=s3cret lance-ns serve {ROOT} --host 127.0.0.1 --port 2333",
+         "lance-ns namespace list --impl rest --prop uri=http://127.0.0.1:2333 --prop auth_token=s3cret"],
+        click.option("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)"),
+        click.option("--port", type=int, default=2333, help="port (default 2333, the spec's)"),
+        click.option("--auth-token", help=f"bearer token clients must send (better: ${service.AUTH_ENV}; "
+                                          f"x-api-key values: ${service.API_KEYS_ENV}, comma-separated); never printed"),
+        click.option("--log-level", default="info", type=click.Choice(["debug", "info", "warning", "error"])),
+        click.option("--threads", type=int, default=DEFAULT_THREADS, help=f"backend worker threads (default {DEFAULT_THREADS})"),
+        click.option("--max-body-bytes", type=int, default=DEFAULT_MAX_BODY_BYTES,
+                     help="larger request bodies get HTTP 413 (default 256 MiB)"),
+        json_flag=False)
+
+# check
+command(cli, "check", service.check,
+        "run the behavioural conformance scenario against a Lance REST server (--uri; needs lance-ns[rest]) "
+        "or a backend, in a fresh namespace it removes afterwards; exit 0 only if every check passes",
+        ["LANCE_NS_AUTH_TOKEN=s3cret lance-ns check --uri http://127.0.0.1:2333",
+         "lance-ns check --impl dir --prop root=/data/scratch --json"],
+        click.option("--uri", help="base URL of the Lance REST server to check"),
+        click.option("--auth-token", help=f"bearer token for the server (or ${service.AUTH_ENV}); also checks 401 without it"),
+        click.option("--header", multiple=True, metavar="KEY=VALUE", help="extra HTTP header (repeatable)"),
+        click.option("--parent", help="create the scenario's namespace under this namespace (default: the root)"),
+        click.option("--only", multiple=True, metavar="PREFIX",
+                     help="judge and report only checks whose name starts with PREFIX "
+                          "(repeatable; the whole scenario still runs)"),
+        short="check a REST server or a backend against the spec's behaviour")
+
+
+@cli.command(context_settings=CONTEXT, short_help="print the shell completion script (bash, zsh, fish)",
+             epilog=examples('eval "$(lance-ns completion bash)"'))
+@click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
+def completion(shell: str) -> None:
+    """print the shell completion script for SHELL (add the eval line to your shell's rc file)"""
+    from click.shell_completion import get_completion_class
+
+    cls = get_completion_class(shell)
+    click.echo(cls(cli, {}, PROG, COMPLETE_VAR).source())
+
+
+# -- entry point ----------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None, stdout=None, stderr=None, stdin=None) -> int:
+    """Run ``lance-ns`` with ``argv``; the exit code is returned (the script exits with it)."""
+    with contextlib.ExitStack() as stack:
+        if stdout is not None:
+            stack.enter_context(contextlib.redirect_stdout(stdout))
+        if stderr is not None:
+            stack.enter_context(contextlib.redirect_stderr(stderr))
+        try:
+            rv = cli.main(args=list(argv) if argv is not None else None, prog_name=PROG, complete_var=COMPLETE_VAR,
+                          standalone_mode=False, obj={"stdout": stdout, "stderr": stderr, "stdin": stdin})
+        except click.ClickException as e:  # usage errors: exit 2
+            e.show()
+            return e.exit_code
+        except click.Abort:
+            click.echo("aborted", err=True)
+            return 130
+    return rv if isinstance(rv, int) else EXIT_OK
+
+
+def build_parser() -> click.Group:
+    """The command tree (kept under its old name for callers)."""
+    return cli
 
 
 if __name__ == "__main__":

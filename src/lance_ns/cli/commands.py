@@ -2,46 +2,68 @@
 
 A handler takes the parsed arguments and the :class:`Output` and returns the
 exit code; errors propagate as ``lance_namespace`` exceptions and become exit
-codes in one place (:func:`lance_ns.cli.app.exit_code`).
+codes in one place (:func:`lance_ns.cli.app.run`).
 """
 
 from __future__ import annotations
 
-import argparse
+import types
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
+import pyarrow as pa
 from lance_namespace import (
+    CountTableRowsRequest,
     CreateNamespaceRequest,
+    CreateTableRequest,
+    CreateTableTagRequest,
     DeclareTableRequest,
+    DeleteTableTagRequest,
     DeregisterTableRequest,
     DescribeNamespaceRequest,
     DescribeTableRequest,
+    DescribeTableVersionRequest,
     DropNamespaceRequest,
     DropTableRequest,
     ListNamespacesRequest,
     ListTablesRequest,
+    ListTableTagsRequest,
     ListTableVersionsRequest,
     NamespaceExistsRequest,
+    QueryTableRequest,
     RegisterTableRequest,
+    RestoreTableRequest,
     TableExistsRequest,
 )
+from lance_namespace_urllib3_client.models import QueryTableRequestColumns, QueryTableRequestVector
 
-from ..errors import InvalidInputError, LanceNamespaceError, NamespaceNotFoundError, TableNotFoundError
+from .. import tables
+from ..errors import (
+    InvalidInputError,
+    InvalidTableStateError,
+    LanceNamespaceError,
+    NamespaceNotFoundError,
+    TableNotFoundError,
+    UnsupportedOperationError,
+)
 from ..identifiers import parse_id, to_string
+from ..modes import CreateMode, RegisterMode
 from .connection import open_namespace, parse_pairs
 from .exitcodes import exit_code
-from .output import Output, dump
+from .output import Output, dump, schema_tree, size, when
 
-#: CLI spelling -> the spec's mode value
-CREATE_MODES = {"create": "Create", "exist-ok": "ExistOk", "overwrite": "Overwrite"}
-REGISTER_MODES = {"create": "Create", "overwrite": "Overwrite"}
+
+def spec_mode(mode_class, value: Any) -> str | None:
+    """Any spelling the API accepts (``exist-ok``, ``exist_ok``, ``ExistOk``) -> the spec's ``ExistOk``."""
+    if value is None:
+        return None
+    return mode_class.parse(value).name.title().replace("_", "")
 
 
 # -- identifiers ---------------------------------------------------------------------
 
 
-def ident(args: argparse.Namespace, table: bool = False) -> list[str]:
+def ident(args: Any, table: bool = False) -> list[str]:
     """The id from ``ID`` (split at --delimiter) or from repeated ``--part``."""
     if args.id is not None and args.part:
         raise InvalidInputError("give the identifier either as ID or as --part NAME ..., not both")
@@ -51,14 +73,14 @@ def ident(args: argparse.Namespace, table: bool = False) -> list[str]:
     return parts
 
 
-def shown(parts: list[str], args: argparse.Namespace) -> str:
+def shown(parts: list[str], args: Any) -> str:
     return to_string(parts, args.delimiter) or "(root)"
 
 
 # -- listing helpers -------------------------------------------------------------------
 
 
-def listing(call: Callable, make, field: str, args: argparse.Namespace, **fields) -> tuple[list, str | None]:
+def listing(call: Callable, make, field: str, args: Any, **fields) -> tuple[list, str | None]:
     """One page with --limit/--page-token, else every page."""
     if args.limit is not None or args.page_token:
         resp = call(make(limit=args.limit, page_token=args.page_token, **fields))
@@ -79,12 +101,32 @@ def _more(out: Output, token: str | None) -> None:
         out.message(f"more: --page-token {token}")
 
 
+def confirm(args, out: Output, action: str) -> None:
+    """Ask before deleting data or cascading; ``--yes`` answers for scripts.
+
+    Without a terminal to ask on and without ``--yes`` the command refuses
+    (exit 2) rather than deleting unasked: a script must say so explicitly.
+    """
+    if getattr(args, "yes", False):
+        return
+    if not out.interactive:
+        raise InvalidInputError(f"{action}: not confirmed; pass --yes to run it without a terminal")
+    import click
+
+    if not click.confirm(f"{action}?", default=False, err=True):
+        raise Declined(f"{action}: declined, nothing dropped")
+
+
+class Declined(Exception):
+    """The user answered no: exit 1, nothing done."""
+
+
 # -- namespaces -------------------------------------------------------------------------
 
 
 def _list_children(args, out: Output, method: str, model, field: str, column: str) -> int:
     """``namespace list`` and ``table list``: child names of one namespace, every page."""
-    ns = open_namespace(args)
+    ns = open_namespace(args, out)
     parent = ident(args)
     names, token = listing(getattr(ns, method), model, field, args, id=parent)
 
@@ -101,7 +143,7 @@ def namespace_list(args, out: Output) -> int:
 
 
 def namespace_describe(args, out: Output) -> int:
-    ns = open_namespace(args)
+    ns = open_namespace(args, out)
     parts = ident(args)
     resp = ns.describe_namespace(DescribeNamespaceRequest(id=parts))
     data = dump(resp)
@@ -110,18 +152,20 @@ def namespace_describe(args, out: Output) -> int:
 
 
 def namespace_create(args, out: Output) -> int:
-    ns = open_namespace(args)
+    ns = open_namespace(args, out)
     parts = ident(args)
-    req = CreateNamespaceRequest(id=parts, mode=CREATE_MODES[args.mode], properties=parse_pairs(args.property, "--property") or None)
+    req = CreateNamespaceRequest(id=parts, mode=spec_mode(CreateMode, args.mode), properties=parse_pairs(args.property, "--property") or None)
     data = dump(ns.create_namespace(req))
     out.emit(data, lambda: out.message(f"created namespace {shown(parts, args)}"))
     return 0
 
 
 def namespace_drop(args, out: Output) -> int:
-    ns = open_namespace(args)
+    ns = open_namespace(args, out)
     parts = ident(args)
     mode = "Skip" if args.skip_missing else "Fail"
+    if args.walk or args.cascade:
+        confirm(args, out, f"drop namespace {shown(parts, args)} and everything in it")
     if args.walk:
         return _drop_walking(ns, parts, mode, args, out)
     req = DropNamespaceRequest(id=parts, mode=mode, behavior="Cascade" if args.cascade else "Restrict")
@@ -144,7 +188,7 @@ def _tree(ns, parts: list[str]) -> tuple[list[list[str]], list[list[str]]]:
 
 
 def _all(call, make, field, parts):
-    args = argparse.Namespace(limit=None, page_token=None)
+    args = types.SimpleNamespace(limit=None, page_token=None)
     return listing(call, make, field, args, id=parts)[0]
 
 
@@ -180,7 +224,7 @@ def _drop_walking(ns, parts: list[str], mode: str, args, out: Output) -> int:
 
 
 def namespace_exists(args, out: Output) -> int:
-    ns = open_namespace(args)
+    ns = open_namespace(args, out)
     parts = ident(args)
     try:
         ns.namespace_exists(NamespaceExistsRequest(id=parts))
@@ -202,17 +246,187 @@ def table_list(args, out: Output) -> int:
     return _list_children(args, out, "list_tables", ListTablesRequest, "tables", "table")
 
 
+def _optional(call, *a, **kw):
+    """A call made only to enrich a human summary: None where the backend does not
+    support it (or, like pylance's own namespaces, refuses its request form)."""
+    try:
+        return call(*a, **kw)
+    except Exception:  # noqa: BLE001 - the field is left out, the command still answers
+        return None
+
+
+def _describe(ns, parts: list[str], version: int | None, detail: bool = True):
+    """DescribeTable with version, schema and stats where the table has data."""
+    if detail or version is not None:
+        try:
+            return ns.describe_table(DescribeTableRequest(id=parts, version=version, load_detailed_metadata=True))
+        except (InvalidTableStateError, UnsupportedOperationError):
+            if version is not None:
+                raise
+    return ns.describe_table(DescribeTableRequest(id=parts, check_declared=True))
+
+
 def table_describe(args, out: Output) -> int:
-    ns = open_namespace(args)
+    ns = open_namespace(args, out)
     parts = ident(args, table=True)
-    req = DescribeTableRequest(id=parts, version=args.version, load_detailed_metadata=args.detail or None)
-    data = dump(ns.describe_table(req))
-    out.emit(data, lambda: out.mapping(data, title=f"table {shown(parts, args)}"))
+    resp = _describe(ns, parts, args.version)
+    data = dump(resp)
+
+    def human():
+        summary = {"table": shown(parts, args), "location": data.get("location")}
+        if resp.version is not None:
+            summary["version"] = resp.version
+            counted = _optional(ns.count_table_rows, CountTableRowsRequest(id=parts, version=resp.version))
+            summary["rows"] = counted if isinstance(counted, int) else getattr(counted, "count", None)
+            described = _optional(ns.describe_table_version, DescribeTableVersionRequest(id=parts, version=resp.version))
+            v = getattr(described, "version", None)
+            if v is not None:
+                summary["size"] = size((v.metadata or {}).get("total_files_size"))
+                summary["committed"] = when(v.timestamp_millis)
+            if resp.stats is not None:
+                summary["fragments"] = resp.stats.num_fragments
+                summary["deleted rows"] = resp.stats.num_deleted_rows
+        elif resp.is_only_declared:
+            summary["state"] = "declared (no data yet)"
+        for key, value in sorted((data.get("properties") or {}).items()):
+            summary[f"property {key}"] = value
+        for key, value in sorted((data.get("storage_options") or {}).items()):
+            summary[f"storage {key}"] = value
+        out.mapping({k: v for k, v in summary.items() if v is not None}, title=f"table {shown(parts, args)}")
+        if data.get("schema"):
+            out.tree(schema_tree(data["schema"], "schema"))
+
+    out.emit(data, human)
+    return 0
+
+
+def table_schema(args, out: Output) -> int:
+    ns = open_namespace(args, out)
+    parts = ident(args, table=True)
+    schema = dump(ns.describe_table(DescribeTableRequest(id=parts, version=args.version, load_detailed_metadata=True))).get("schema")
+    if not schema:
+        raise UnsupportedOperationError(f"the namespace reported no schema for table {shown(parts, args)}")
+    out.emit(schema, lambda: out.tree(schema_tree(schema, f"table {shown(parts, args)}")))
+    return 0
+
+
+def table_head(args, out: Output) -> int:
+    ns = open_namespace(args, out)
+    parts = ident(args, table=True)
+    if args.rows < 0:
+        raise InvalidInputError("the number of rows must be 0 or more")
+    columns = [c for c in (args.columns or "").split(",") if c] or None
+    req = QueryTableRequest(
+        id=parts, k=args.rows, version=args.version, vector=QueryTableRequestVector(),
+        columns=QueryTableRequestColumns(column_names=columns) if columns else None,
+    )
+    resp = ns.query_table(req)
+    data = tables.ipc_to_table(resp.data if hasattr(resp, "data") else resp)
+    rows = data.slice(0, args.rows).to_pylist()
+    out.emit(rows, lambda: out.table(data.column_names, ([_cell(r[c]) for c in data.column_names] for r in rows)),
+             mask=False)
+    return 0
+
+
+def _cell(value: Any) -> str:
+    text = "" if value is None else str(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+#: --format -> pyarrow reader; the file suffix picks one when --format is not given
+def _read_parquet(path: str) -> pa.Table:
+    import pyarrow.parquet as pq
+
+    return pq.read_table(path)
+
+
+def _read_csv(path: str) -> pa.Table:
+    import pyarrow.csv as pcsv
+
+    return pcsv.read_csv(path)
+
+
+def _read_json(path: str) -> pa.Table:
+    import pyarrow.json as pjson
+
+    return pjson.read_json(path)  # newline-delimited JSON objects
+
+
+READERS = {"parquet": _read_parquet, "csv": _read_csv, "json": _read_json}
+SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".json": "json", ".jsonl": "json", ".ndjson": "json"}
+
+
+def read_file(path: str, fmt: str | None) -> pa.Table:
+    fmt = fmt or SUFFIXES.get(Path(path).suffix.lower())
+    if fmt is None:
+        raise InvalidInputError(f"cannot tell the format of {path!r} from its name; pass --format parquet, csv or json")
+    if not Path(path).is_file():
+        raise InvalidInputError(f"{path!r} is not a file")
+    try:
+        return READERS[fmt](path)
+    except (pa.ArrowInvalid, OSError) as e:
+        raise InvalidInputError(f"cannot read {path!r} as {fmt}: {e}") from None
+
+
+def table_create(args, out: Output) -> int:
+    ns = open_namespace(args, out)
+    parts = ident(args, table=True)
+    data = read_file(str(args.source), args.format)
+    req = CreateTableRequest(id=parts, mode=spec_mode(CreateMode, args.mode),
+                             properties=parse_pairs(args.property, "--property") or None)
+    with out.status(f"writing {data.num_rows} rows to {shown(parts, args)}"):
+        resp = dump(ns.create_table(req, tables.table_to_ipc_stream(data)))
+    out.emit(resp, lambda: out.message(
+        f"created table {shown(parts, args)} ({data.num_rows} rows, {data.num_columns} columns) at {resp.get('location')}"))
+    return 0
+
+
+def table_restore(args, out: Output) -> int:
+    ns = open_namespace(args, out)
+    parts = ident(args, table=True)
+    data = dump(ns.restore_table(RestoreTableRequest(id=parts, version=args.to_version)))
+    out.emit(data, lambda: out.message(
+        f"restored table {shown(parts, args)} to version {args.to_version} (as a new version; history kept)"))
+    return 0
+
+
+def tags_list(args, out: Output) -> int:
+    ns = open_namespace(args, out)
+    parts = ident(args, table=True)
+    tags: dict = {}
+    token, seen = None, set()
+    while True:
+        resp = ns.list_table_tags(ListTableTagsRequest(id=parts, page_token=token))
+        tags.update({name: dump(t) for name, t in (resp.tags or {}).items()})
+        token = resp.page_token or None
+        if not token or token in seen:
+            break
+        seen.add(token)
+    out.emit({"tags": tags}, lambda: out.table(("tag", "version"), [(k, tags[k].get("version")) for k in sorted(tags)]))
+    return 0
+
+
+def tags_create(args, out: Output) -> int:
+    ns = open_namespace(args, out)
+    parts = ident(args, table=True)
+    version = args.tag_version
+    if version is None:
+        version = ns.describe_table(DescribeTableRequest(id=parts, load_detailed_metadata=True)).version
+    data = dump(ns.create_table_tag(CreateTableTagRequest(id=parts, tag=args.tag, version=version)))
+    out.emit(data, lambda: out.message(f"tagged version {version} of {shown(parts, args)} as {args.tag!r}"))
+    return 0
+
+
+def tags_delete(args, out: Output) -> int:
+    ns = open_namespace(args, out)
+    parts = ident(args, table=True)
+    data = dump(ns.delete_table_tag(DeleteTableTagRequest(id=parts, tag=args.tag)))
+    out.emit(data, lambda: out.message(f"deleted tag {args.tag!r} of {shown(parts, args)}"))
     return 0
 
 
 def table_declare(args, out: Output) -> int:
-    ns = open_namespace(args)
+    ns = open_namespace(args, out)
     parts = ident(args, table=True)
     req = DeclareTableRequest(id=parts, location=args.location, properties=parse_pairs(args.property, "--property") or None)
     data = dump(ns.declare_table(req))
@@ -221,10 +435,10 @@ def table_declare(args, out: Output) -> int:
 
 
 def table_register(args, out: Output) -> int:
-    ns = open_namespace(args)
+    ns = open_namespace(args, out)
     parts = ident(args, table=True)
     req = RegisterTableRequest(
-        id=parts, location=args.location, mode=REGISTER_MODES[args.mode],
+        id=parts, location=args.location, mode=spec_mode(RegisterMode, args.mode),
         properties=parse_pairs(args.property, "--property") or None,
     )
     data = dump(ns.register_table(req))
@@ -247,13 +461,13 @@ def lance_tables_in(directory: str, suffix: str) -> list[tuple[str, Path]]:
 
 def table_register_many(args, out: Output) -> int:
     """Register every Lance table of a directory: progress, one result per table."""
-    ns = open_namespace(args)
+    ns = open_namespace(args, out)
     parent = ident(args)
     tables = lance_tables_in(args.directory, args.suffix)
     results, first_error = [], None
     with out.progress(f"registering {len(tables)} tables", len(tables)) as advance:
         for name, path in tables:
-            req = RegisterTableRequest(id=parent + [name], location=str(path), mode=REGISTER_MODES[args.mode])
+            req = RegisterTableRequest(id=parent + [name], location=str(path), mode=spec_mode(RegisterMode, args.mode))
             try:
                 ns.register_table(req)
                 results.append({"table": name, "location": str(path), "status": "registered"})
@@ -272,18 +486,26 @@ def table_register_many(args, out: Output) -> int:
 
 
 def table_deregister(args, out: Output) -> int:
-    ns = open_namespace(args)
+    ns = open_namespace(args, out)
     parts = ident(args, table=True)
     data = dump(ns.deregister_table(DeregisterTableRequest(id=parts)))
     out.emit(data, lambda: out.message(f"deregistered table {shown(parts, args)} (data kept at {data.get('location')})"))
     return 0
 
 
+#: how ``table drop --purge`` reaches the namespace: DropTableRequest has no
+#: properties field, so the request's context carries it (the REST client sends
+#: context entries as headers, the spec's Context mapping)
+PURGE_CONTEXT = {"purge": "true"}
+
+
 def table_drop(args, out: Output) -> int:
-    ns = open_namespace(args)
+    ns = open_namespace(args, out)
     parts = ident(args, table=True)
+    what = "and delete its data, even outside the namespace" if args.purge else "and its data"
+    confirm(args, out, f"drop table {shown(parts, args)} {what}")
     try:
-        data = dump(ns.drop_table(DropTableRequest(id=parts)))
+        data = dump(ns.drop_table(DropTableRequest(id=parts, context=dict(PURGE_CONTEXT) if args.purge else None)))
     except TableNotFoundError:
         if not args.skip_missing:
             raise
@@ -294,7 +516,7 @@ def table_drop(args, out: Output) -> int:
 
 
 def table_exists(args, out: Output) -> int:
-    ns = open_namespace(args)
+    ns = open_namespace(args, out)
     parts = ident(args, table=True)
     try:
         ns.table_exists(TableExistsRequest(id=parts))
@@ -306,7 +528,7 @@ def table_exists(args, out: Output) -> int:
 
 
 def table_versions(args, out: Output) -> int:
-    ns = open_namespace(args)
+    ns = open_namespace(args, out)
     parts = ident(args, table=True)
     versions, token = listing(
         ns.list_table_versions, ListTableVersionsRequest, "versions", args, id=parts, descending=args.descending or None
@@ -314,7 +536,10 @@ def table_versions(args, out: Output) -> int:
     rows = [dump(v) for v in versions]
 
     def human():
-        out.table(("version", "timestamp_millis", "manifest_path"), [(r.get("version"), r.get("timestamp_millis"), r.get("manifest_path")) for r in rows])
+        out.table(("version", "committed", "rows", "size", "manifest_path"), [
+            (r.get("version"), when(r.get("timestamp_millis")), (r.get("metadata") or {}).get("total_rows"),
+             size((r.get("metadata") or {}).get("total_files_size")), r.get("manifest_path"))
+            for r in rows])
         _more(out, token)
 
     out.emit({"versions": rows, "page_token": token}, human)

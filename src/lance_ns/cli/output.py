@@ -1,37 +1,53 @@
-"""Output: rich tables for people, JSON for scripts, progress only on a TTY."""
+"""Output: rich tables and trees for people, JSON with the protocol's field names
+for scripts, progress only on a terminal, secrets never."""
 
 from __future__ import annotations
 
 import contextlib
+import datetime as _dt
 import json
 import os
 import sys
 from typing import Any, Iterable, Iterator, Sequence
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
+from rich.tree import Tree
+
+from .secrets import Scrubber, mask_tree
 
 
 class Output:
-    def __init__(self, as_json: bool, stdout=None, stderr=None):
+    def __init__(self, as_json: bool, stdout=None, stderr=None, stdin=None):
         self.as_json = as_json
+        self.scrub = Scrubber()
         self.out = Console(file=stdout or sys.stdout, soft_wrap=True, highlight=False)
         if not self.out.is_terminal and "COLUMNS" not in os.environ:
             # piped or captured: rich would assume 80 columns and fold ids and locations
             self.out.width = 160
         self.err = Console(file=stderr or sys.stderr, soft_wrap=True, highlight=False)
+        self.stdin = stdin or sys.stdin
+
+    @property
+    def interactive(self) -> bool:
+        """A person can answer a question: stdin and stderr are terminals."""
+        isatty = getattr(self.stdin, "isatty", None)
+        return bool(isatty and isatty()) and self.err.is_terminal
 
     # -- data
-    def json(self, value: Any) -> None:
-        self.out.file.write(json.dumps(value, indent=2, sort_keys=True, default=str) + "\n")
+    def json(self, value: Any, mask: bool = True) -> None:
+        """``mask``: secrets by key name (responses, configurations); off for table rows,
+        whose column names are the user's data, not configuration."""
+        text = json.dumps(mask_tree(value) if mask else value, indent=2, sort_keys=True, default=str)
+        self.out.file.write(self.scrub(text) + "\n")
 
-    def emit(self, value: Any, human) -> None:
+    def emit(self, value: Any, human, mask: bool = True) -> None:
         """``value`` as JSON with --json, else ``human()`` renders it."""
         if self.as_json:
-            self.json(value)
+            self.json(value, mask)
         else:
             human()
 
@@ -40,23 +56,30 @@ class Output:
         for c in columns:
             t.add_column(c, overflow="fold")
         for row in rows:
-            t.add_row(*(Text("" if v is None else str(v)) for v in row))
+            t.add_row(*(Text(self.scrub("" if v is None else str(v))) for v in row))
         self.out.print(t)
 
     def mapping(self, data: dict, title: str | None = None) -> None:
         rows = []
-        for key, value in data.items():
+        for key, value in mask_tree(data).items():
             if isinstance(value, (dict, list)):
                 value = json.dumps(value, sort_keys=True, default=str)
             rows.append((key, value))
         self.table(("field", "value"), rows, title)
 
+    def tree(self, tree: Tree) -> None:
+        self.out.print(tree)
+
     def message(self, text: str) -> None:
         if not self.as_json:
-            self.out.print(text, markup=False)
+            self.out.print(self.scrub(text), markup=False)
+
+    def note(self, text: str) -> None:
+        """Information for a person, on stderr (never mixed into data)."""
+        self.err.print(self.scrub(text), markup=False, highlight=False)
 
     def error(self, text: str) -> None:
-        self.err.print(f"[red]error:[/red] {escape(text)}", markup=True, highlight=False)
+        self.err.print(f"[red]error:[/red] {escape(self.scrub(text))}", markup=True, highlight=False)
 
     # -- progress
     @contextlib.contextmanager
@@ -89,8 +112,71 @@ class Output:
 
 
 def dump(model: Any) -> Any:
+    """A response as the protocol spells it (``schema``, not pydantic's ``var_schema``)."""
     if model is None:
         return {}
     if hasattr(model, "model_dump"):
-        return model.model_dump(mode="json", exclude_none=True, by_alias=False)
+        return model.model_dump(mode="json", exclude_none=True, by_alias=True)
     return model
+
+
+# -- readable values -------------------------------------------------------------------
+
+
+def when(millis: int | None) -> str | None:
+    """Epoch milliseconds as ``2026-01-31 12:00:05 UTC``."""
+    if millis is None:
+        return None
+    moment = _dt.datetime.fromtimestamp(int(millis) / 1000, tz=_dt.timezone.utc)
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def size(num_bytes: int | str | None) -> str | None:
+    """``1536`` -> ``1.5 KiB``."""
+    if num_bytes is None or num_bytes == "":
+        return None
+    value = float(num_bytes)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{int(value)} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+def _type_label(t: dict) -> str:
+    kind = t.get("type", "?")
+    if kind in ("list", "large_list", "fixed_size_list") and t.get("fields"):
+        inner = _type_label(t["fields"][0].get("type") or {})
+        return f"{kind}<{inner}>" + (f"[{t['length']}]" if t.get("length") is not None else "")
+    if kind == "map" and len(t.get("fields") or []) == 2:
+        key, item = (_type_label(f.get("type") or {}) for f in t["fields"])
+        return f"map<{key}, {item}>"
+    if t.get("length") is not None:
+        return f"{kind}[{t['length']}]"
+    return kind
+
+
+def schema_tree(schema: dict, title: str) -> Tree:
+    """A JSON Arrow schema (the protocol's form) as a tree: ``name: type`` per field,
+    struct children nested, ``not null`` where a field is required."""
+    root = Tree(Text(title, style="bold"))
+
+    def add(node: Tree, field: dict) -> None:
+        t = field.get("type") or {}
+        label = Text(f"{field.get('name')}: ", style="bold")
+        label.append(_type_label(t), style="cyan")
+        if field.get("nullable") is False:
+            label.append(" not null", style="yellow")
+        child = node.add(label)
+        if t.get("type") == "struct":
+            for sub in t.get("fields") or []:
+                add(child, sub)
+        elif t.get("type") in ("list", "large_list", "fixed_size_list") and t.get("fields"):
+            element = t["fields"][0]
+            if (element.get("type") or {}).get("type") == "struct":
+                for sub in element["type"].get("fields") or []:
+                    add(child, sub)
+
+    for field in schema.get("fields") or []:
+        add(root, field)
+    return root

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from .. import check as C
-from .connection import open_namespace, parse_pairs
+from .connection import import_extra, open_namespace, parse_pairs
 from .output import Output
 
 AUTH_ENV = "LANCE_NS_AUTH_TOKEN"
@@ -14,14 +14,14 @@ API_KEYS_ENV = "LANCE_NS_API_KEYS"
 
 
 def serve(args, out: Output) -> int:
-    from ..server import serve as run
-
-    ns = open_namespace(args)
+    run = import_extra("lance_ns.server.running", "server", "lance-ns serve").serve
+    ns = open_namespace(args, out)
     token = args.auth_token or os.environ.get(AUTH_ENV) or None
     keys = [k for k in os.environ.get(API_KEYS_ENV, "").split(",") if k] or None
+    out.scrub.learn({"auth_token": token or "", **{f"api_key.{i}": k for i, k in enumerate(keys or [])}})
     guard = " (clients must authenticate)" if token or keys else ""
     # the token itself is never printed
-    out.err.print(f"serving {ns.namespace_id()} at http://{args.host}:{args.port}{guard}", markup=False, highlight=False)
+    out.note(f"serving {ns.namespace_id()} at http://{args.host}:{args.port}{guard}")
     run(
         ns, host=args.host, port=args.port, auth_token=token, api_keys=keys, log_level=args.log_level,
         threads=args.threads, max_body_bytes=args.max_body_bytes,
@@ -47,9 +47,12 @@ def check(args, out: Output) -> int:
             from ..errors import InvalidInputError
 
             raise InvalidInputError("give either --uri or a namespace (--impl/--config), not both")
+        import_extra("httpx", "rest", "lance-ns check --uri")
+        import_extra("lance_ns.impls.rest", "rest", "lance-ns check --uri")
+        out.scrub.learn({"auth_token": token or "", **{f"header.{k}": v for k, v in parse_pairs(args.header, "--header").items()}})
         target = C.Target.rest(args.uri, auth_token=token, headers=parse_pairs(args.header, "--header"))
     else:
-        target = C.Target.backend(open_namespace(args))
+        target = C.Target.backend(open_namespace(args, out))
     parent = [p for p in (args.parent or "").split(args.delimiter) if p]
     try:
         with out.progress("checking", len(C.CHECKS) + 2) as advance:
@@ -80,13 +83,14 @@ def _report(out: Output, results, by_name, description: str, ok: bool) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    t = Table(title=f"lance-ns check: {description}")
+    clean = out.scrub  # a target URI or a server's message may carry a secret
+    t = Table(title=clean(f"lance-ns check: {description}"))
     t.add_column("result", no_wrap=True)
     t.add_column("check", no_wrap=True)
     t.add_column("operation", no_wrap=True)
     t.add_column("expectation / finding", overflow="fold")
     for r in results:
-        t.add_row(_MARK[r.status], Text(r.name), Text(r.operation), Text(r.detail if r.status != C.PASS else r.expectation))
+        t.add_row(_MARK[r.status], Text(r.name), Text(r.operation), Text(clean(r.detail if r.status != C.PASS else r.expectation)))
     out.out.print(t)
     codes: dict[int, dict[str, int]] = {}
     for r in results:

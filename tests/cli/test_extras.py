@@ -1,0 +1,66 @@
+"""Every feature behind an extra answers, when the extra is not installed, with
+one line naming the ``pip install`` to run, and a non-zero exit: simulated here
+by hiding each package of each extra (the real plain install is
+test_plain_install.py)."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import re
+import sys
+
+import pytest
+
+#: extra -> command lines that need it (connection details never matter: the
+#: import fails before anything is reached)
+FEATURES = {
+    "server": [["serve", "--impl", "memory"]],
+    "rest": [["namespace", "list", "--impl", "rest", "--prop", "uri=http://127.0.0.1:9"],
+             ["check", "--uri", "http://127.0.0.1:9"]],
+    "hive": [["namespace", "list", "--impl", "hive", "--prop", "uri=thrift://127.0.0.1:9"],
+             ["namespace", "list", "--impl", "hive3", "--prop", "uri=thrift://127.0.0.1:9"]],
+    "glue": [["namespace", "list", "--impl", "glue", "--prop", "region=us-east-1"]],
+    "unity": [["namespace", "list", "--impl", "unity", "--prop", "endpoint=http://127.0.0.1:9"]],
+    "iceberg": [["namespace", "list", "--impl", "iceberg", "--prop", "endpoint=http://127.0.0.1:9"]],
+}
+#: extras that are no command-line feature: spark is a library (lance_ns.spark);
+#: cli is empty (kept for old install lines); all/test gather the others
+NOT_CLI = {"spark", "cli", "all", "test"}
+IMPORT_NAME = {"pyyaml": "yaml"}
+#: (extra, package) the feature does not import at all: nothing to name when absent
+UNUSED = {("iceberg", "httpx"): "lance_ns.impls.iceberg talks HTTP through pyiceberg, never imports httpx"}
+
+
+def extra_packages() -> dict[str, list[str]]:
+    """extra -> the import names of its distributions, from the installed metadata."""
+    found: dict[str, list[str]] = {}
+    for req in importlib.metadata.requires("lance-ns") or []:
+        m = re.match(r"([A-Za-z0-9_.-]+)[^;]*;\s*extra == \"(\w+)\"", req)
+        if m and m.group(2) not in NOT_CLI:
+            dist = m.group(1).lower()
+            found.setdefault(m.group(2), []).append(IMPORT_NAME.get(dist, dist))
+    return found
+
+
+def test_every_extra_has_a_feature_here():
+    extras = set(importlib.metadata.metadata("lance-ns").get_all("Provides-Extra"))
+    assert extras - NOT_CLI == set(FEATURES)
+
+
+CASES = [pytest.param(extra, module, argv, marks=[pytest.mark.skip(UNUSED[extra, module])] if (extra, module) in UNUSED else [])
+         for extra, modules in extra_packages().items() for module in modules for argv in FEATURES[extra]]
+
+
+@pytest.mark.parametrize("extra, module, argv", CASES, ids=lambda v: v if isinstance(v, str) else " ".join(v[:3]))
+def test_a_missing_extra_is_one_line_naming_the_install(cli, monkeypatch, extra, module, argv):
+    # "import module" (and of its submodules, even those already imported) now fails as if not installed
+    for name in [n for n in sys.modules if n.startswith(module + ".")] + [module]:
+        monkeypatch.setitem(sys.modules, name, None)
+    for name in list(sys.modules):  # our modules that import it are imported afresh
+        if name.startswith(("lance_ns.impls.", "lance_ns.server")) and name != "lance_ns.impls.memory":
+            monkeypatch.delitem(sys.modules, name)
+    r = cli(*argv)
+    assert r.rc != 0 and r.out == ""
+    assert len(r.err.splitlines()) == 1, r.err
+    assert f"pip install 'lance-ns[{extra}]'" in r.err and f"'{module}" in r.err
+    assert "Traceback" not in r.err
