@@ -449,6 +449,12 @@ class _Outer:
                     resp.headers["www-authenticate"] = "Bearer"
                     return await resp(scope, receive, send_wrapper)
             await self.app(scope, receive, send_wrapper)
+        except Exception:
+            # Starlette re-raises an error it has already answered (500 code 18) and
+            # logged (redacted): raised further, uvicorn would log it again unredacted
+            # and reset the connection
+            if not status_box[0]:
+                raise
         except BaseException as e:
             # a Rust panic is no Exception: it passes Starlette's handlers; answer it as JSON
             if not tables.is_panic(e) or status_box[0]:
