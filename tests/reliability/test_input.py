@@ -450,3 +450,28 @@ def test_both_entry_points_log_each_request(tmp_path, entry):
         out = proc.communicate(timeout=20)[0]
     assert "GET /v1/namespace/$/list 200 " in out, out
     assert "POST /v1/namespace/a/describe 404 " in out, out
+
+
+def test_a_remote_pylance_client_brings_its_own_credentials(tmp_path):
+    """Over S3 (moto): the server answers the endpoint and region but not its keys;
+    pylance reads the table through the REST namespace with credentials of its own."""
+    import uuid
+
+    import lance
+
+    from tests.servers.moto import moto_bucket
+
+    bucket = f"input-{uuid.uuid4().hex[:8]}"
+    with moto_bucket(bucket) as (_, opts):
+        served = lance_ns.connect("dir", {"root": f"s3://{bucket}/lake", **{f"storage.{k}": v for k, v in opts.items()}})
+        with run_server_in_thread(served) as srv:
+            client = lance_ns.connect("rest", {"uri": srv.url})
+            client.create_namespace({"id": ["a"]})
+            client.create_table({"id": ["a", "t"]}, ipc(pa.table({"x": [1, 2, 3]})))
+            described = client.describe_table({"id": ["a", "t"]}).storage_options or {}
+            assert "aws_secret_access_key" not in described and "aws_access_key_id" not in described
+            assert described.get("endpoint") == opts["endpoint"]
+            keys = {k: opts[k] for k in ("aws_access_key_id", "aws_secret_access_key")}
+            ds = lance.dataset(namespace_client=client, table_id=["a", "t"], storage_options=keys)
+            assert ds.to_table().column("x").to_pylist() == [1, 2, 3]
+            client.close()
