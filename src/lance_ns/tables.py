@@ -156,7 +156,8 @@ def _check_names(fields, parent: str) -> None:
     for field in fields:
         where = f"{parent}{field.name}"
         if not field.name:
-            raise InvalidInputError(f"column names must not be empty (a field of {parent or 'the schema'!r})")
+            inside = f"inside {parent[:-1]!r}" if parent else "at the top level"
+            raise InvalidInputError(f"column names must not be empty (a column {inside})")
         if field.name in seen:
             raise InvalidInputError(f"duplicate column name {where!r}")
         seen.add(field.name)
@@ -166,9 +167,10 @@ def _check_names(fields, parent: str) -> None:
 
 
 def _child_fields(t: pa.DataType) -> list:
-    if pa.types.is_struct(t):
-        return list(t)
-    return []
+    """The named fields inside a column's type (a struct's, also inside lists of structs)."""
+    while pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        t = t.value_type
+    return list(t) if pa.types.is_struct(t) else []
 
 
 def check_decoded_size(stream: pa.Buffer, limit: int | None) -> int:

@@ -98,6 +98,9 @@ INVALID_ARROW = {
     "bad-list-offsets": _list_offsets,
     "empty-column-name": lambda: pa.table({"": [1, 2]}),
     "empty-nested-column-name": lambda: pa.table({"s": pa.StructArray.from_arrays([pa.array([1, 2])], names=[""])}),
+    "empty-name-in-a-list-of-structs": lambda: pa.table(
+        {"l": pa.array([[{"": 1}]], pa.list_(pa.struct([("", pa.int64())])))}
+    ),
     "duplicate-column-names": lambda: pa.Table.from_arrays([pa.array([1]), pa.array([2])], names=["a", "a"]),
     "type-lance-cannot-store": lambda: pa.table({"i": pa.array([pa.MonthDayNano([1, 2, 3])], pa.month_day_nano_interval())}),
 }

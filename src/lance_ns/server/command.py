@@ -51,8 +51,11 @@ def configure_logging(level: str) -> None:
     logger = logging.getLogger("lance_ns")
     logger.setLevel(level.upper())
     if not logger.handlers and not logging.getLogger().handlers:
+        from ..redact import RedactingFilter
+
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter(LOG_FORMAT))
+        handler.addFilter(RedactingFilter())  # every lance_ns record, not only the server's
         logger.addHandler(handler)
 
 
