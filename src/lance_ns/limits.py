@@ -9,7 +9,8 @@ request.  Anything over a limit is invalid input, code 13.
 limit                         default      what it bounds
 ============================  ===========  ===============================================
 ``max_name_bytes``            255          each identifier component (UTF-8 bytes): the
-                                           file-name limit of local and object stores
+                                           file-name limit of local and object stores, and
+                                           the most (:mod:`lance_ns.identifiers` caps it)
 ``max_property_bytes``        65536        each property key or value (UTF-8 bytes)
 ``max_properties``            1000         properties in one request
 ``max_decoded_bytes``         none / body  decoded size of an Arrow IPC body; the server's
