@@ -38,10 +38,10 @@ from ..errors import (
 )
 from ..identifiers import REST_DELIMITER, parse_id, validate_id
 from ..limits import Limits
-from .command import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_THREADS
-from ..redact import RedactingFilter, is_secret_key, redact_text
 from ..modes import CreateMode, DropBehavior, DropMode, RegisterMode, WriteMode
+from ..redact import RedactingFilter, is_secret_key, redact_text
 from . import routes as R
+from .command import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_THREADS
 
 log = logging.getLogger("lance_ns.server")
 log.addFilter(RedactingFilter())  # messages and tracebacks may quote a backend's secrets
@@ -70,7 +70,12 @@ class _BodyTimeout(InvalidInputError):
 def _json_error(exc: BaseException, path: str = "", status: int | None = None) -> JSONResponse:
     if status is None:
         # oversize bodies (raw or decoded) 413, stalled bodies 408: both code 13
-        status = 413 if isinstance(exc, tables.DataTooLarge) else 408 if isinstance(exc, _BodyTimeout) else http_status(exc)
+        if isinstance(exc, tables.DataTooLarge):
+            status = 413
+        elif isinstance(exc, _BodyTimeout):
+            status = 408
+        else:
+            status = http_status(exc)
     body = error_body(exc, instance=path or None)
     for field in ("error", "detail"):  # a backend's message may quote a secret
         body[field] = redact_text(body[field])
