@@ -329,12 +329,15 @@ class NamespaceApp:
         server's own configured credentials are removed (a remote client brings its
         own); non-secret options (endpoint, region, allow_http) and credentials the
         backend vends for the table stay."""
-        opts = getattr(result, "storage_options", None)
-        if not opts or not self._own_secrets:
+        is_map = isinstance(result, Mapping)
+        opts = result.get("storage_options") if is_map else getattr(result, "storage_options", None)
+        if not isinstance(opts, Mapping) or not opts or not self._own_secrets:
             return result
         kept = {k: v for k, v in opts.items() if not (is_secret_key(k) and str(v) in self._own_secrets)}
         if len(kept) == len(opts):
             return result
+        if is_map:
+            return {**result, "storage_options": kept or None}
         return result.model_copy(update={"storage_options": kept or None})
 
     # -- endpoints -------------------------------------------------------------------
