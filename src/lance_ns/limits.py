@@ -57,7 +57,8 @@ class Limits:
         return cls(**values)
 
     def check_request(self, request: Any) -> None:
-        """Refuse a request (a model or a dict) whose names or properties exceed the limits."""
+        """Refuse a request (a model or a dict) whose names or properties exceed the
+        limits, or whose properties are not Unicode text."""
         get = request.get if isinstance(request, Mapping) else lambda k: getattr(request, k, None)
         parts = get("id")
         if isinstance(parts, (list, tuple)):
@@ -72,10 +73,14 @@ class Limits:
                 raise InvalidInputError(f"{field}: {len(values)} entries, over the limit of {self.max_properties}")
             for key, value in values.items():
                 for text in (key, value):
-                    if isinstance(text, str) and _over(text, self.max_property_bytes):
+                    if not isinstance(text, str):
+                        continue
+                    if _over(text, self.max_property_bytes):
                         raise InvalidInputError(
                             f"{field}: a key or value is longer than the limit of {self.max_property_bytes} bytes"
                         )
+                    if not _is_unicode(text):  # a lone surrogate: stored, it breaks every later JSON answer
+                        raise InvalidInputError(f"{field}: a key or value is not valid Unicode text")
 
 
 def _over(text: str, limit: int) -> bool:
@@ -85,3 +90,11 @@ def _over(text: str, limit: int) -> bool:
     if len(text) * 4 <= limit:
         return False
     return len(text.encode("utf-8", "surrogatepass")) > limit
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -338,6 +338,9 @@ def test_lone_surrogate_in_an_id_is_code_13(http, ns):
     err(http.post("/v1/namespace/a/create", content=raw, headers={"content-type": "application/json"}), 400, 13)
     assert ns.list_namespaces({"id": []}).namespaces == []
     expect_code(13, ns.create_namespace, {"id": ["\ud800"]})
+    expect_code(13, ns.create_namespace, {"id": ["a"], "properties": {"k": "\udfff"}})
+    expect_code(13, ns.create_namespace, {"id": ["a"], "properties": {"\udfff": "v"}})
+    assert ns.list_namespaces({"id": []}).namespaces == []
 
 
 @pytest.mark.parametrize("body", [{"id": 5}, {"id": "a"}, {"id": [5]}, {"id": [["a"]]}, {"id": {"a": 1}}])
