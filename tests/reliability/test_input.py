@@ -356,6 +356,10 @@ def test_deeply_nested_json_is_code_13(http, ns, depth):
     raw = b'{"properties": {"k": ' + b"[" * depth + b"]" * depth + b"}}"
     err(http.post("/v1/namespace/a/create", content=raw, headers={"content-type": "application/json"}), 400, 13)
     assert ns.list_namespaces({"id": []}).namespaces == []
+    # a JSON query parameter too (the Arrow routes carry their request fields there)
+    deep = "[" * min(depth, 3000)
+    err(http.post("/v1/table/t/create", params={"properties": deep}, content=b"", headers=ARROW), 400, 13)
+    assert tables_in(ns) == []
 
 
 def test_names_over_the_file_system_limit_are_not_a_500(http, ns, tmp_path):
