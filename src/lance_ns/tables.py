@@ -72,7 +72,7 @@ def translate(exc: BaseException, location: str = "") -> LanceNamespaceError:
         return TableSchemaValidationError(text)
     if "conflict" in low or "retryable" in low:
         return ConcurrentModificationError(text)
-    if isinstance(exc, (ValueError, TypeError, pa.ArrowInvalid, pa.ArrowTypeError, KeyError)):
+    if isinstance(exc, (ValueError, TypeError, OverflowError, pa.ArrowInvalid, pa.ArrowTypeError, KeyError)):
         return InvalidInputError(text)
     return InternalError(f"{type(exc).__name__}: {text}")
 

@@ -406,6 +406,7 @@ def table_http(http):
         pytest.param("update", {"updates": [["zzz", "1"]]}, id="missing-column-update"),
         pytest.param("delete", {"predicate": "zzz = 1"}, id="missing-column-delete"),
         pytest.param("tags/create", {"tag": "bad tag/..", "version": 1}, id="invalid-tag-name"),
+        pytest.param("query", {"k": 2**70, "vector": {}}, id="k-beyond-int64"),
     ],
 )
 def test_lance_user_errors_are_code_13(table_http, ns, path, body):
