@@ -96,6 +96,12 @@ def _short(e: pydantic.ValidationError) -> str:
 _DEFAULT_LIMITS = Limits()
 
 
+def is_panic(exc: BaseException) -> bool:
+    """A Rust panic inside pylance (``pyo3_runtime.PanicException``): a BaseException,
+    so it escapes every ``except Exception``; it is an internal error, never fatal."""
+    return not isinstance(exc, Exception) and type(exc).__name__ == "PanicException"
+
+
 def normalising(fn: Callable, op: Operation) -> Callable:
     @functools.wraps(fn)
     def wrapper(self, request=None, *args, **kwargs):
@@ -113,7 +119,7 @@ def normalising(fn: Callable, op: Operation) -> Callable:
                 raise InvalidInputError(f"{op.op_id}: a name is too long for the storage") from None
             raise
         except BaseException as e:
-            if type(e).__name__ == "PanicException":  # a Rust panic: not an Exception, but never fatal
+            if is_panic(e):
                 raise InternalError(f"{op.op_id}: Lance failed unexpectedly") from e
             raise
 

@@ -17,6 +17,7 @@ import struct
 
 import pyarrow as pa
 
+from .base import is_panic  # noqa: F401 - re-exported
 from .detail import fill_detail, open_dataset, schema_to_json  # noqa: F401 - re-exported
 from .errors import (
     ConcurrentModificationError,
@@ -29,11 +30,6 @@ from .errors import (
     TableVersionNotFoundError,
 )
 from .storage import delete_location  # noqa: F401 - re-exported
-
-
-def is_panic(exc: BaseException) -> bool:
-    """A Rust panic inside pylance (``pyo3_runtime.PanicException``, a BaseException)."""
-    return not isinstance(exc, Exception) and type(exc).__name__ == "PanicException"
 
 
 def translate(exc: BaseException, location: str = "") -> LanceNamespaceError:

@@ -20,7 +20,7 @@ import httpx
 import numpy as np
 import pyarrow as pa
 import pytest
-from lance_namespace.errors import InternalError, InvalidInputError, LanceNamespaceError
+from lance_namespace.errors import InvalidInputError, LanceNamespaceError
 from lance_namespace import LanceNamespace, ListNamespacesResponse
 
 import lance_ns
