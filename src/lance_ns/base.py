@@ -11,17 +11,19 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import inspect
-import re
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 import pydantic
 from lance_namespace import LanceNamespace
 
-from .errors import InvalidInputError, LanceNamespaceError, UnsupportedOperationError
+from .errors import InternalError, InvalidInputError, LanceNamespaceError, UnsupportedOperationError
 from .identifiers import validate_id
+from .limits import Limits
+from .redact import redact_value
 
 
 @dataclass(frozen=True)
@@ -91,23 +93,38 @@ def _short(e: pydantic.ValidationError) -> str:
     return "; ".join(parts)
 
 
+_DEFAULT_LIMITS = Limits()
+
+
+def is_panic(exc: BaseException) -> bool:
+    """A Rust panic inside pylance (``pyo3_runtime.PanicException``): a BaseException,
+    so it escapes every ``except Exception``; it is an internal error, never fatal."""
+    return not isinstance(exc, Exception) and type(exc).__name__ == "PanicException"
+
+
 def normalising(fn: Callable, op: Operation) -> Callable:
     @functools.wraps(fn)
     def wrapper(self, request=None, *args, **kwargs):
         req = coerce_request(request, op.request)
         if getattr(req, "id", None) is not None:
             validate_id(req.id)
+        getattr(self, "limits", _DEFAULT_LIMITS).check_request(req)
         try:
             return fn(self, req, *args, **kwargs)
         except pydantic.ValidationError as e:
             # a backend building a response or sub-model from bad input
             raise InvalidInputError(_short(e)) from None
+        except OSError as e:
+            if e.errno == errno.ENAMETOOLONG:  # a name that fits the limits but not the file system
+                raise InvalidInputError(f"{op.op_id}: a name is too long for the storage") from None
+            raise
+        except BaseException as e:
+            if is_panic(e):
+                raise InternalError(f"{op.op_id}: Lance failed unexpectedly") from e
+            raise
 
     wrapper.__lance_ns_wrapped__ = True  # type: ignore[attr-defined]
     return wrapper
-
-
-_SECRET = re.compile(r"(secret|token|password|credential|key)", re.I)
 
 
 class NamespaceBase(LanceNamespace):
@@ -132,6 +149,8 @@ class NamespaceBase(LanceNamespace):
         self.storage_options: dict[str, str] = {
             k[len("storage.") :]: v for k, v in self.properties.items() if k.startswith("storage.")
         }
+        #: request limits (``limits.*`` properties; see :mod:`lance_ns.limits`)
+        self.limits = Limits.from_properties(self.properties)
 
     # -- properties ---------------------------------------------------------
     def prop(self, key: str, default: str | None = None, required: bool = False) -> str | None:
@@ -166,8 +185,8 @@ class NamespaceBase(LanceNamespace):
 
     # -- identity -----------------------------------------------------------
     def namespace_id(self) -> str:
-        shown = {k: ("***" if _SECRET.search(k) else v) for k, v in sorted(self.properties.items())}
-        inner = ", ".join(f"{k}: {v!r}" for k, v in shown.items())
+        """The impl and its properties, secrets masked (:mod:`lance_ns.redact`)."""
+        inner = ", ".join(f"{k}: {redact_value(k, v)!r}" for k, v in sorted(self.properties.items()))
         return f"{type(self).__name__} {{ {inner} }}"
 
     def __repr__(self) -> str:

@@ -93,7 +93,7 @@ class TableDataOps(NamespaceBase):
 
     # -- create / insert / merge / update / delete ----------------------------------
     def create_table(self, request, request_data: bytes):
-        data = tables.ipc_to_table(request_data)
+        data = tables.ipc_to_table(request_data, self.limits.max_decoded_bytes)
         mode = WriteMode.parse(request.mode, WriteMode.CREATE)
         if mode is WriteMode.APPEND:
             raise InvalidInputError("CreateTable mode must be Create, ExistOk or Overwrite")
@@ -128,7 +128,7 @@ class TableDataOps(NamespaceBase):
 
     def insert_into_table(self, request, request_data: bytes):
         _no_branch(request)
-        data = tables.ipc_to_table(request_data)
+        data = tables.ipc_to_table(request_data, self.limits.max_decoded_bytes)
         mode = WriteMode.parse(request.mode, WriteMode.APPEND)
         if mode not in (WriteMode.APPEND, WriteMode.OVERWRITE):
             raise InvalidInputError("InsertIntoTable mode must be Append or Overwrite")
@@ -139,7 +139,7 @@ class TableDataOps(NamespaceBase):
         return InsertIntoTableResponse(num_inserted_rows=data.num_rows, version=ds.version)
 
     def merge_insert_into_table(self, request, request_data: bytes):
-        data = tables.ipc_to_table(request_data)
+        data = tables.ipc_to_table(request_data, self.limits.max_decoded_bytes)
         if not request.on:
             raise InvalidInputError("MergeInsertIntoTable needs 'on' columns")
         ds, location = self._dataset(request)

@@ -31,7 +31,11 @@ def name_problem(name: object) -> str | None:
         return f"name {name!r} must not contain '..'"
     if any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
         return f"name {name!r} must not contain control characters"
-    if len(name.encode("utf-8")) > MAX_NAME_BYTES:
+    try:
+        encoded = name.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: no file system or catalog can store it
+        return f"name {name!r} is not valid Unicode text"
+    if len(encoded) > MAX_NAME_BYTES:
         return f"name is longer than {MAX_NAME_BYTES} bytes"
     return None
 

@@ -11,17 +11,19 @@ data code has one import.
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
+import struct
 
 import pyarrow as pa
 
+from .base import is_panic  # noqa: F401 - re-exported
 from .detail import fill_detail, open_dataset, schema_to_json  # noqa: F401 - re-exported
 from .errors import (
     ConcurrentModificationError,
     InternalError,
     InvalidInputError,
     LanceNamespaceError,
-    TableColumnNotFoundError,
     TableNotFoundError,
     TableSchemaValidationError,
     TableTagNotFoundError,
@@ -34,55 +36,217 @@ def translate(exc: BaseException, location: str = "") -> LanceNamespaceError:
     """A pylance / pyarrow exception -> the spec error with the closest code.
 
     pylance raises plain ValueError/OSError/RuntimeError with Rust messages,
-    so the message is all there is to go on.
+    so the message is all there is to go on.  Input Lance refuses (a filter
+    that does not parse, a column the table lacks, a tag name it does not
+    allow, a schema it cannot store) is invalid input, code 13.
     """
     if isinstance(exc, LanceNamespaceError):
         return exc
     text = str(exc)
     low = text.lower()
     where = f" ({location})" if location else ""
+    if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
+        return InvalidInputError(f"a name is too long for the storage{where}")
+    if is_panic(exc):
+        return InternalError(f"Lance failed unexpectedly{where}: {text.splitlines()[0] if text else ''}")
     if low.startswith("dataset at path") and "not found" in low:  # names "_versions": check first
         return TableNotFoundError(f"no Lance table{where}: {text}")
+    if "no field named" in low or ("column" in low and ("not found" in low or "does not exist" in low)) or (
+        "not found in schema" in low
+    ):
+        # the spec allows TableColumnNotFound or InvalidInput; a missing column is bad input here
+        return InvalidInputError(text)
     if "tag" in low and ("not found" in low or "does not exist" in low):
         return TableTagNotFoundError(text)
     if "version" in low and ("not found" in low or "does not exist" in low):
         return TableVersionNotFoundError(text)
+    if any(s in low for s in _USER_ERRORS):
+        return InvalidInputError(text)
     if "dataset" in low and ("not found" in low or "does not exist" in low):
         return TableNotFoundError(f"no Lance table{where}: {text}")
-    if "no field named" in low or ("column" in low and ("not found" in low or "does not exist" in low)):
-        return TableColumnNotFoundError(text)
     if "schema" in low and ("match" in low or "compatib" in low or "differ" in low):
         return TableSchemaValidationError(text)
     if "conflict" in low or "retryable" in low:
         return ConcurrentModificationError(text)
-    if isinstance(exc, (ValueError, TypeError, pa.ArrowInvalid, pa.ArrowTypeError, KeyError)):
+    if isinstance(exc, (ValueError, TypeError, OverflowError, pa.ArrowInvalid, pa.ArrowTypeError, KeyError)):
         return InvalidInputError(text)
     return InternalError(f"{type(exc).__name__}: {text}")
 
 
+#: message fragments of Lance errors about the caller's input (often raised as OSError)
+_USER_ERRORS = ("invalid user input", "ref is invalid", "unsupported data type", "lanceerror(schema)")
+
+
 @contextlib.contextmanager
 def translated(location: str = ""):
-    """Run pylance calls, re-raising their errors with spec codes."""
+    """Run pylance calls, re-raising their errors (and panics) with spec codes."""
     try:
         yield
     except LanceNamespaceError:
         raise
     except Exception as e:  # noqa: BLE001 - translated, never swallowed
         raise translate(e, location) from e
+    except BaseException as e:
+        if is_panic(e):  # not an Exception: it would escape every ``except Exception``
+            raise translate(e, location) from e
+        raise
 
 
-def ipc_to_table(data: bytes | bytearray | memoryview | None) -> pa.Table:
-    """Arrow IPC stream bytes (file format accepted too) -> table; bad bytes are invalid input."""
+class DataTooLarge(InvalidInputError):
+    """Input over a configured size limit: code 13 (the server answers HTTP 413)."""
+
+
+#: Lance (arrow-rs) panics on buffers that are not aligned for their type, and an
+#: IPC stream only aligns buffers to 8 bytes (a decimal128 buffer needs 16): the
+#: reader copies every buffer that is not 64-byte aligned into fresh memory.
+_READ_OPTIONS = pa.ipc.IpcReadOptions(ensure_alignment=pa.ipc.Alignment.At64Byte)
+_FILE_MAGIC = b"ARROW1"
+
+
+def ipc_to_table(data: bytes | bytearray | memoryview | None, max_decoded_bytes: int | None = None,
+                 *, file_format: bool = True) -> pa.Table:
+    """Arrow IPC bytes -> a table that Lance can store, or code 13 before anything is written.
+
+    The stream format (and, with ``file_format``, the file format) is read with
+    every buffer aligned, the decoded size is bounded before any buffer is
+    decompressed (a few KB of zstd can declare gigabytes), and the data is fully
+    validated: UTF-8, offsets, dictionary indices, column names (non-empty and
+    unique at every level) and types Lance can store.
+    """
     if not data:
         raise InvalidInputError("request body must be Arrow IPC stream data")
-    buf = pa.py_buffer(bytes(data))
+    buf = pa.py_buffer(data)
+    is_file = file_format and buf.size >= 8 and buf[:6].to_pybytes() == _FILE_MAGIC
+    # the file format is the stream format between an 8-byte magic and a footer
+    check_decoded_size(buf.slice(8) if is_file else buf, max_decoded_bytes)
     try:
-        return pa.ipc.open_stream(buf).read_all()
-    except pa.ArrowInvalid:
-        try:
-            return pa.ipc.open_file(buf).read_all()
-        except pa.ArrowInvalid as e:
-            raise InvalidInputError(f"request body is not Arrow IPC data: {e}") from None
+        if is_file:
+            table = pa.ipc.open_file(buf, options=_READ_OPTIONS).read_all()
+        else:
+            table = pa.ipc.open_stream(buf, options=_READ_OPTIONS).read_all()
+    except (pa.ArrowException, ValueError, OSError) as e:
+        raise InvalidInputError(f"request body is not Arrow IPC data: {e}") from None
+    check_table(table)
+    return table
+
+
+def check_table(table: pa.Table) -> None:
+    """Refuse data Lance would store but could not read back, or would panic on."""
+    _check_names(table.schema, "")
+    try:
+        table.validate(full=True)
+    except (pa.ArrowException, ValueError) as e:
+        raise InvalidInputError(f"invalid Arrow data: {e}") from None
+    try:
+        from lance.schema import LanceSchema
+
+        LanceSchema.from_pyarrow(table.schema)
+    except ImportError:  # pragma: no cover - pylance is a dependency
+        pass
+    except (ValueError, TypeError, OSError) as e:
+        raise InvalidInputError(f"Lance cannot store this schema: {str(e).splitlines()[0]}") from None
+
+
+def _check_names(fields, parent: str) -> None:
+    seen = set()
+    for field in fields:
+        where = f"{parent}{field.name}"
+        if not field.name:
+            inside = f"inside {parent[:-1]!r}" if parent else "at the top level"
+            raise InvalidInputError(f"column names must not be empty (a column {inside})")
+        if field.name in seen:
+            raise InvalidInputError(f"duplicate column name {where!r}")
+        seen.add(field.name)
+        children = _child_fields(field.type)
+        if children:
+            _check_names(children, where + ".")
+
+
+def _child_fields(t: pa.DataType) -> list:
+    """The named fields inside a column's type (a struct's, also inside lists of structs)."""
+    while pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        t = t.value_type
+    return list(t) if pa.types.is_struct(t) else []
+
+
+def check_decoded_size(stream: pa.Buffer, limit: int | None) -> int:
+    """The total size the IPC stream's batches declare once decoded; over ``limit`` is refused.
+
+    Read from the message headers, without decompressing anything: for a
+    compressed buffer the first 8 bytes hold its uncompressed length.
+    """
+    total = 0
+    try:
+        reader = pa.ipc.MessageReader.open_stream(stream)
+        for message in reader:
+            total += _declared_size(message)
+            if limit is not None and total > limit:
+                raise DataTooLarge(f"the Arrow data decodes to more than the limit of {limit} bytes")
+    except (pa.ArrowException, ValueError, OSError, struct.error, IndexError) as e:
+        raise InvalidInputError(f"request body is not Arrow IPC data: {e}") from None
+    return total
+
+
+# -- the few flatbuffer fields of an IPC message header the size check needs -------------
+# Message{version, header_type, header, bodyLength}; DictionaryBatch{id, data: RecordBatch};
+# RecordBatch{length, nodes, buffers: [Buffer{offset: i64, length: i64}], compression}.
+_DICTIONARY_BATCH, _RECORD_BATCH = 2, 3
+
+
+def _fb_table(buf, pos: int):
+    """A flatbuffer table at ``pos`` -> field(i): the absolute position of field i, or None."""
+    vtable = pos - struct.unpack_from("<i", buf, pos)[0]
+    vsize = struct.unpack_from("<H", buf, vtable)[0]
+
+    def field(i: int) -> int | None:
+        entry = 4 + 2 * i
+        if entry >= vsize:
+            return None
+        off = struct.unpack_from("<H", buf, vtable + entry)[0]
+        return pos + off if off else None
+
+    return field
+
+
+def _fb_deref(buf, at: int) -> int:
+    return at + struct.unpack_from("<I", buf, at)[0]
+
+
+def _declared_size(message) -> int:
+    meta = message.metadata.to_pybytes()
+    msg = _fb_table(meta, _fb_deref(meta, 0))
+    kind_at, header_at = msg(1), msg(2)
+    if kind_at is None or header_at is None:
+        return 0
+    kind = meta[kind_at]
+    if kind == _DICTIONARY_BATCH:
+        data_at = _fb_table(meta, _fb_deref(meta, header_at))(1)
+        if data_at is None:
+            return 0
+        batch = _fb_table(meta, _fb_deref(meta, data_at))
+    elif kind == _RECORD_BATCH:
+        batch = _fb_table(meta, _fb_deref(meta, header_at))
+    else:
+        return 0
+    buffers_at = batch(2)
+    if buffers_at is None:
+        return 0
+    compressed = batch(3) is not None
+    vector = _fb_deref(meta, buffers_at)
+    body = message.body
+    total = 0
+    for i in range(struct.unpack_from("<I", meta, vector)[0]):
+        offset, length = struct.unpack_from("<qq", meta, vector + 4 + 16 * i)
+        if length < 0:
+            raise ValueError("negative buffer length")
+        if not compressed or length < 8:
+            total += length
+        else:
+            (raw,) = struct.unpack_from("<q", body, offset)  # -1: stored uncompressed
+            if raw < -1:
+                raise ValueError("negative uncompressed buffer length")
+            total += length - 8 if raw == -1 else raw
+    return total
 
 
 def table_to_ipc_stream(table: pa.Table) -> bytes:

@@ -39,6 +39,7 @@ from ..errors import (
     error_from_status,
 )
 from ..identifiers import REST_DELIMITER
+from ..redact import redact_text
 from ..server import routes as R
 
 _READ_OPS = frozenset(
@@ -109,7 +110,7 @@ class RestNamespace(NamespaceBase):
         return ctx
 
     def namespace_id(self) -> str:
-        return f"RestNamespace {{ uri: {self.uri!r}, delimiter: {self.delimiter!r} }}"
+        return f"RestNamespace {{ uri: {redact_text(self.uri)!r}, delimiter: {self.delimiter!r} }}"
 
     def close(self) -> None:
         self._client.close()
@@ -160,7 +161,7 @@ class RestNamespace(NamespaceBase):
             path,
             safe=is_read_op(route.op.method),
             retry_status=_RETRY_STATUSES.__contains__,
-            what=f"{route.op.op_id} to {self.uri}",
+            what=f"{route.op.op_id} to {redact_text(self.uri)}",
             params=params,
             content=content,
             headers=headers,
@@ -199,12 +200,13 @@ def _error(resp: httpx.Response) -> Exception:
     except ValueError:
         body = None
     if isinstance(body, dict):
-        message = body.get("error") or body.get("detail") or body.get("message") or resp.reason_phrase
+        # any server's message may quote a secret: masked before it reaches logs or a CLI
+        message = redact_text(str(body.get("error") or body.get("detail") or body.get("message") or resp.reason_phrase))
         code = body.get("code")
         if isinstance(code, int) and not isinstance(code, bool):
-            return error_from_code(code, str(message))
-        return error_from_status(resp.status_code, str(message))
-    return error_from_status(resp.status_code, (resp.text or resp.reason_phrase)[:500])
+            return error_from_code(code, message)
+        return error_from_status(resp.status_code, message)
+    return error_from_status(resp.status_code, redact_text((resp.text or resp.reason_phrase)[:500]))
 
 
 def _operation(route: R.Route):

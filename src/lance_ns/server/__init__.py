@@ -6,7 +6,8 @@
 >>> handle.url            # 'http://127.0.0.1:54321'
 >>> handle.stop()
 
-From a shell: ``python -m lance_ns.server --impl dir --prop root=/tmp/lake --port 2333``.
+From a shell: ``python -m lance_ns.server --impl dir --prop root=/tmp/lake --port 2333``
+(:mod:`.command`: the same flags and code path as ``lance-ns serve``).
 
 Names are imported lazily: the REST client uses :mod:`.routes` without
 needing the server's dependencies (starlette, uvicorn).
@@ -17,7 +18,8 @@ from __future__ import annotations
 import importlib
 
 _EXPORTS = {
-    "DEFAULT_MAX_BODY_BYTES": ".app",
+    "DEFAULT_BODY_TIMEOUT": ".command",
+    "DEFAULT_MAX_BODY_BYTES": ".command",
     "NamespaceApp": ".app",
     "create_app": ".app",
     "ROUTES": ".routes",

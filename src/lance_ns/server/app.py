@@ -18,7 +18,6 @@ import time
 from typing import Any, Iterable, Mapping
 
 import anyio
-import pyarrow as pa
 from lance_namespace import LanceNamespace
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -26,8 +25,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route as StarletteRoute
 
+from .. import tables
 from ..base import BY_OP_ID, Operation, coerce_request
 from ..errors import (
+    InternalError,
     InvalidInputError,
     LanceNamespaceError,
     UnauthenticatedError,
@@ -36,13 +37,17 @@ from ..errors import (
     http_status,
 )
 from ..identifiers import REST_DELIMITER, parse_id, validate_id
+from ..limits import Limits
 from ..modes import CreateMode, DropBehavior, DropMode, RegisterMode, WriteMode
+from ..redact import RedactingFilter, is_secret_key, redact_text
 from . import routes as R
+from .command import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_THREADS
 
 log = logging.getLogger("lance_ns.server")
+log.addFilter(RedactingFilter())  # messages and tracebacks may quote a backend's secrets
 
-DEFAULT_MAX_BODY_BYTES = 256 * 1024 * 1024
-DEFAULT_THREADS = 32
+#: the deepest nesting of arrays/objects accepted in a JSON body (requests need 3)
+MAX_JSON_DEPTH = 32
 
 #: (OperationId, field) -> the mode enum its value must parse as.  The server
 #: refuses unknown modes itself so that no backend can silently ignore one.
@@ -58,14 +63,24 @@ MODE_FIELDS = {
 MODE_SUBSETS = {("InsertIntoTable", "mode"): {WriteMode.APPEND, WriteMode.OVERWRITE}}
 
 
-class _BodyTooLarge(InvalidInputError):
-    """Oversize body: code 13 (InvalidInput) with HTTP 413."""
+class _BodyTimeout(InvalidInputError):
+    """A body not received in time: code 13 (InvalidInput) with HTTP 408."""
 
 
 def _json_error(exc: BaseException, path: str = "", status: int | None = None) -> JSONResponse:
     if status is None:
-        status = 413 if isinstance(exc, _BodyTooLarge) else http_status(exc)
-    return JSONResponse(error_body(exc, instance=path or None), status_code=status)
+        # oversize bodies (raw or decoded) 413, stalled bodies 408: both code 13
+        if isinstance(exc, tables.DataTooLarge):
+            status = 413
+        elif isinstance(exc, _BodyTimeout):
+            status = 408
+        else:
+            status = http_status(exc)
+    body = error_body(exc, instance=path or None)
+    for field in ("error", "detail"):  # a backend's message may quote a secret
+        body[field] = redact_text(body[field])
+    headers = {"connection": "close"} if status in (408, 413) else None  # the rest of the body is not read
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 def _to_jsonable(result: Any) -> Any:
@@ -76,18 +91,49 @@ def _to_jsonable(result: Any) -> Any:
     return result
 
 
-def _check_arrow_stream(data: bytes, allow_empty: bool) -> None:
-    """Refuse a body that is not an Arrow IPC stream before any backend sees it."""
+def _check_arrow_stream(data: bytes, allow_empty: bool, max_decoded_bytes: int | None) -> None:
+    """Refuse a body that is not a valid Arrow IPC stream Lance can store, before any
+    backend (ours or not) sees it: the same checks as the Python API's."""
     if not data:
         if allow_empty:
             return
         raise InvalidInputError("request body must be an Arrow IPC stream, got an empty body")
+    tables.ipc_to_table(data, max_decoded_bytes, file_format=False)
+
+
+def _check_json(value: Any) -> None:
+    """Refuse JSON nested deeper than MAX_JSON_DEPTH or holding a lone surrogate
+    (``"\\ud800"``), which no backend can store and no response can encode."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InvalidInputError("request body holds a string that is not valid Unicode text") from None
+            continue
+        if isinstance(item, (dict, list)):
+            if depth > MAX_JSON_DEPTH:
+                raise InvalidInputError(f"request body is nested deeper than {MAX_JSON_DEPTH} levels")
+            children = item.items() if isinstance(item, dict) else ((None, v) for v in item)
+            for key, child in children:
+                stack.append((child, depth + 1))
+                if key is not None:
+                    stack.append((key, depth + 1))
+
+
+def _call_shielded(fn, *args):
+    """Run a backend call; a Rust panic (a BaseException) becomes an InternalError."""
     try:
-        reader = pa.ipc.open_stream(pa.BufferReader(data))
-        for _ in reader:
-            pass
-    except (pa.ArrowInvalid, pa.ArrowException, OSError, ValueError) as e:
-        raise InvalidInputError(f"request body is not a valid Arrow IPC stream: {e}") from None
+        return fn(*args)
+    except Exception:
+        raise
+    except BaseException as e:
+        if tables.is_panic(e):
+            log.error("Lance panicked in %s: %s", getattr(fn, "__name__", fn), e)
+            raise InternalError("the storage engine failed unexpectedly") from None
+        raise
 
 
 def _media_type(request: Request) -> str:
@@ -106,31 +152,46 @@ class NamespaceApp:
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         threads: int = DEFAULT_THREADS,
         log_requests: bool = True,
+        max_decoded_bytes: int | None = None,
+        body_timeout: float = DEFAULT_BODY_TIMEOUT,
+        limits: Limits | None = None,
     ):
         self.namespace = namespace
         self._tokens = [t.encode() for t in ([auth_token] if auth_token else [])]
         self._keys = [k.encode() for k in (api_keys or []) if k]
         self.max_body_bytes = int(max_body_bytes)
+        #: decoded Arrow bodies are bounded too (a few KB of zstd can decode to GBs)
+        self.max_decoded_bytes = int(max_decoded_bytes) if max_decoded_bytes else self.max_body_bytes
+        self.body_timeout = float(body_timeout)
+        self.limits = limits or Limits()
         self.threads = int(threads)
         self.log_requests = log_requests
         self._limiter: anyio.CapacityLimiter | None = None
+        # the server's own credentials: never sent back in a response's storage_options
+        own = getattr(namespace, "storage_options", None) or {}
+        self._own_secrets = {str(v) for k, v in own.items() if is_secret_key(k) and v}
 
     # -- plumbing ---------------------------------------------------------------
     async def _run(self, fn, *args):
         if self._limiter is None:  # created lazily: it needs a running event loop
             self._limiter = anyio.CapacityLimiter(self.threads)
-        return await anyio.to_thread.run_sync(fn, *args, limiter=self._limiter)
+        return await anyio.to_thread.run_sync(_call_shielded, fn, *args, limiter=self._limiter)
 
     async def _body(self, request: Request) -> bytes:
         declared = request.headers.get("content-length")
         if declared and declared.isdigit() and int(declared) > self.max_body_bytes:
-            raise _BodyTooLarge(f"request body exceeds the limit of {self.max_body_bytes} bytes")
+            raise tables.DataTooLarge(f"request body exceeds the limit of {self.max_body_bytes} bytes")
         chunks, size = [], 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > self.max_body_bytes:
-                raise _BodyTooLarge(f"request body exceeds the limit of {self.max_body_bytes} bytes")
-            chunks.append(chunk)
+        try:
+            # uvicorn has no body timeout: a client trickling bytes would hold a connection forever
+            with anyio.fail_after(self.body_timeout):
+                async for chunk in request.stream():
+                    size += len(chunk)
+                    if size > self.max_body_bytes:
+                        raise tables.DataTooLarge(f"request body exceeds the limit of {self.max_body_bytes} bytes")
+                    chunks.append(chunk)
+        except TimeoutError:
+            raise _BodyTimeout(f"request body not received within {self.body_timeout:g} s") from None
         return b"".join(chunks)
 
     @property
@@ -164,8 +225,11 @@ class NamespaceApp:
             body = json.loads(data)
         except (ValueError, UnicodeDecodeError) as e:
             raise InvalidInputError(f"request body is not valid JSON: {e}") from None
+        except RecursionError:
+            raise InvalidInputError(f"request body is nested deeper than {MAX_JSON_DEPTH} levels") from None
         if not isinstance(body, dict):
             raise InvalidInputError("request body must be a JSON object")
+        _check_json(body)
         return body
 
     async def _arrow_body(self, request: Request, op: Operation) -> bytes:
@@ -175,7 +239,7 @@ class NamespaceApp:
             raise InvalidInputError(f"expected Content-Type {R.ARROW_STREAM}, got {media!r}")
         # CreateTable with an empty body means "create an empty table" to some
         # clients; the backend decides, but never sees a non-Arrow body.
-        await self._run(_check_arrow_stream, data, op.op_id == "CreateTable")
+        await self._run(_check_arrow_stream, data, op.op_id == "CreateTable", self.max_decoded_bytes)
         return data
 
     def _model(self, op: Operation, fields: dict) -> Any:
@@ -186,9 +250,11 @@ class NamespaceApp:
                 if allowed and mode not in allowed:
                     names = ", ".join(sorted(m.value for m in allowed))
                     raise InvalidInputError(f"{op_id} {field} must be one of {names}, got {fields[field]!r}")
-        if fields.get("id") is not None:  # every backend, not only lance_ns ones, gets valid ids
-            validate_id(fields["id"])
-        return coerce_request(fields, op.request)
+        model = coerce_request(fields, op.request)  # first: an id that is not a list of strings is 13
+        if getattr(model, "id", None) is not None:  # every backend, not only lance_ns ones, gets valid ids
+            validate_id(model.id)
+        self.limits.check_request(model)
+        return model
 
     async def _current(self, request: Request, route: R.Route) -> Response:
         op = route.op
@@ -236,13 +302,14 @@ class NamespaceApp:
             fields = await self._json_body(request)
             if op.has_data:  # no Arrow body: only CreateTable may go without data
                 data = b""
-                _check_arrow_stream(data, op.op_id == "CreateTable")
+                _check_arrow_stream(data, op.op_id == "CreateTable", self.max_decoded_bytes)
         return await self._call(route, self._model(op, fields), data)
 
     # -- model -> backend -> response -------------------------------------------------
     async def _call(self, route: R.Route, req: Any, data: bytes | None) -> Response:
         fn = getattr(self.namespace, route.op.method)
         result = await (self._run(fn, req, data) if route.op.has_data else self._run(fn, req))
+        result = self._without_own_secrets(result)
         if route.response == "arrow":
             payload = result if isinstance(result, (bytes, bytearray)) else getattr(result, "data", None)
             if isinstance(payload, str):
@@ -256,6 +323,22 @@ class NamespaceApp:
         if route.response == "text":
             return JSONResponse(result if isinstance(result, str) else str(result), status_code=route.status)
         return JSONResponse(_to_jsonable(result), status_code=route.status)
+
+    def _without_own_secrets(self, result: Any) -> Any:
+        """DescribeTable, DeclareTable, CreateTable... answer ``storage_options``: the
+        server's own configured credentials are removed (a remote client brings its
+        own); non-secret options (endpoint, region, allow_http) and credentials the
+        backend vends for the table stay."""
+        is_map = isinstance(result, Mapping)
+        opts = result.get("storage_options") if is_map else getattr(result, "storage_options", None)
+        if not isinstance(opts, Mapping) or not opts or not self._own_secrets:
+            return result
+        kept = {k: v for k, v in opts.items() if not (is_secret_key(k) and str(v) in self._own_secrets)}
+        if len(kept) == len(opts):
+            return result
+        if is_map:
+            return {**result, "storage_options": kept or None}
+        return result.model_copy(update={"storage_options": kept or None})
 
     # -- endpoints -------------------------------------------------------------------
     def _endpoint(self, route: R.Route):
@@ -348,10 +431,20 @@ class _Outer:
             return await self.app(scope, receive, send)
         start = time.perf_counter()
         status_box = [0]
+        logged = [False]
+
+        def log_request() -> None:
+            if logged[0] or not (self.owner.log_requests and log.isEnabledFor(logging.INFO)):
+                return
+            logged[0] = True
+            elapsed = (time.perf_counter() - start) * 1000
+            log.info("%s %s %d %.1fms", scope["method"], scope["path"], status_box[0], elapsed)
 
         async def send_wrapper(message):
             if message["type"] == "http.response.start":
                 status_box[0] = message["status"]
+            elif message["type"] == "http.response.body" and not message.get("more_body"):
+                log_request()  # before the client can see the end of the response
             await send(message)
 
         try:
@@ -364,15 +457,22 @@ class _Outer:
                     resp.headers["www-authenticate"] = "Bearer"
                     return await resp(scope, receive, send_wrapper)
             await self.app(scope, receive, send_wrapper)
+        except Exception:
+            # Starlette re-raises an error it has already answered (500 code 18) and
+            # logged (redacted): raised further, uvicorn would log it again unredacted
+            # and reset the connection
+            if not status_box[0]:
+                raise
+        except BaseException as e:
+            # a Rust panic is no Exception: it passes Starlette's handlers; answer it as JSON
+            if not tables.is_panic(e) or status_box[0]:
+                raise
+            log.error("Lance panicked on %s %s: %s", scope["method"], scope["path"], e)
+            await _json_error(InternalError("the storage engine failed unexpectedly"), scope["path"])(
+                scope, receive, send_wrapper
+            )
         finally:
-            if self.owner.log_requests and log.isEnabledFor(logging.INFO):
-                log.info(
-                    "%s %s %d %.1fms",
-                    scope["method"],
-                    scope["path"],
-                    status_box[0],
-                    (time.perf_counter() - start) * 1000,
-                )
+            log_request()
 
 
 def create_app(
@@ -383,6 +483,9 @@ def create_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     threads: int = DEFAULT_THREADS,
     log_requests: bool = True,
+    max_decoded_bytes: int | None = None,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT,
+    limits: Limits | None = None,
 ):
     """The ASGI app serving ``namespace`` over the Lance REST protocol."""
     return NamespaceApp(
@@ -392,4 +495,7 @@ def create_app(
         max_body_bytes=max_body_bytes,
         threads=threads,
         log_requests=log_requests,
+        max_decoded_bytes=max_decoded_bytes,
+        body_timeout=body_timeout,
+        limits=limits,
     ).build()

@@ -175,6 +175,8 @@ def parse_query_value(param: Param, values: list[str]) -> Any:
             return value
     except ValueError as e:
         raise InvalidInputError(f"query parameter {param.name!r}: {e}") from None
+    except RecursionError:
+        raise InvalidInputError(f"query parameter {param.name!r}: nested too deeply") from None
     return raw
 
 

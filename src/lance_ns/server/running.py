@@ -12,6 +12,7 @@ import uvicorn
 from lance_namespace import LanceNamespace
 
 from .app import create_app
+from .command import configure_logging
 
 
 def _as_app(target: Any, **app_options: Any):
@@ -39,7 +40,9 @@ def serve(
     uvicorn_options: dict | None = None,
     **app_options: Any,
 ) -> None:
-    """Serve a namespace (or a ready ASGI app) until interrupted."""
+    """Serve a namespace (or a ready ASGI app) until interrupted, logging each
+    request (method, path, status, latency) at ``log_level`` info."""
+    configure_logging(log_level)
     app = _as_app(target, **app_options)
     uvicorn.Server(_config(app, host, log_level, port=port, **(uvicorn_options or {}))).run()
 

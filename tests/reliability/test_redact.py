@@ -1,0 +1,65 @@
+"""The one masking rule (lance_ns.redact): which keys are secrets, what is masked in text."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from lance_ns.redact import MASK, RedactingFilter, is_secret_key, redact_mapping, redact_text
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["storage.aws_secret_access_key", "storage.aws_session_token", "storage.aws_access_key_id", "auth_token",
+     "api_key", "header.x-api-key", "password", "storage.azure_storage_connection_string",
+     "storage.azure_storage_sas_key", "storage.google_service_account_key", "client_credential", "CLIENT_SECRET"],
+)  # fmt: skip
+def test_secret_keys(key):
+    assert is_secret_key(key)
+    assert redact_mapping({key: "value-1"}) == {key: MASK}
+
+
+@pytest.mark.parametrize("key", ["root", "uri", "storage.region", "storage.endpoint", "storage.allow_http",
+                                 "pool.max_connections", "delimiter", "dir.manifest_enabled"])  # fmt: skip
+def test_keys_that_are_no_secret_keep_their_value(key):
+    assert not is_secret_key(key)
+    assert redact_mapping({key: "s3://bucket/lake"}) == {key: "s3://bucket/lake"}
+
+
+@pytest.mark.parametrize(
+    "text, hidden, kept",
+    [
+        ("https://admin:pw-1@host:9000/x", "pw-1", "https://admin:***@host:9000/x"),
+        ("s3://bucket/lake?sig=sig-2&se=2030", "sig-2", "se=2030"),
+        ("http://h/x?token=tok-3", "tok-3", "http://h/x?token=***"),
+        ("DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=key-4==;EndpointSuffix=core.windows.net",
+         "key-4", "AccountName=acct;AccountKey=***;EndpointSuffix"),
+        ("BlobEndpoint=https://a.blob;SharedAccessSignature=sv=2020&sig=sas-5", "sas-5", "BlobEndpoint=https://a.blob"),
+        ('{"aws_secret_access_key": "sk-6", "region": "eu"}', "sk-6", '"region": "eu"'),
+        ("{'aws_session_token': 'st-7', 'endpoint': 'http://h'}", "st-7", "'endpoint': 'http://h'"),
+        ("failed with password=pw-8 on retry", "pw-8", "on retry"),
+    ],
+)  # fmt: skip
+def test_secrets_in_text_are_masked(text, hidden, kept):
+    shown = redact_text(text)
+    assert hidden not in shown and kept in shown, shown
+
+
+@pytest.mark.parametrize("text", ["KeyError: 'zzz not found in schema'", "GET /v1/namespace/a$b/list 200 1.2ms",
+                                  "s3://bucket/path/t.lance", "table 'token' already exists"])  # fmt: skip
+def test_ordinary_text_is_unchanged(text):
+    assert redact_text(text) == text
+
+
+def test_the_logging_filter_masks_messages_and_tracebacks():
+    try:
+        raise RuntimeError("cannot open s3://u:pw-9@bucket/x")
+    except RuntimeError as e:
+        record = logging.LogRecord("lance_ns.server", logging.ERROR, __file__, 1, "failed: %s", (e,), None)
+        import sys
+
+        record.exc_info = sys.exc_info()
+    assert RedactingFilter().filter(record)
+    assert "pw-9" not in record.getMessage() and "pw-9" not in record.exc_text
+    assert "u:***@bucket" in record.getMessage()
