@@ -333,7 +333,8 @@ class DirectoryNamespace(TableDataOps, NamespaceBase):
             )
         # Entries first, in one commit: a failure afterwards leaves orphan files,
         # never an entry pointing at deleted data.
-        self.manifest.delete([e.object_id for e in inside] + [oid])
+        if not self.manifest.delete([e.object_id for e in inside] + [oid]):
+            raise NamespaceNotFoundError(f"namespace {to_string(ns)!r} does not exist")  # a racing drop won
         for e in inside:
             if e.kind == TABLE and e.location:
                 self.files.delete_tree(self._abs(e.location))
@@ -445,8 +446,8 @@ class DirectoryNamespace(TableDataOps, NamespaceBase):
 
     def deregister_table(self, request):
         t = self._table(request.id)
-        if t.entry is not None:
-            self.manifest.delete([t.entry.object_id])
+        if t.entry is not None and not self.manifest.delete([t.entry.object_id]):
+            raise TableNotFoundError(f"table {to_string(t.ns + [t.name])!r} does not exist")
         if not t.ns and storage.is_within(self.root, t.location) and "/" not in self._stored(t.location):
             # a root directory would be found again by listing: mark it, as pylance does
             self.files.write(storage.join(t.location, DEREGISTERED), MARKER_BODY)
@@ -455,8 +456,9 @@ class DirectoryNamespace(TableDataOps, NamespaceBase):
 
     def drop_table(self, request):
         t = self._table(request.id)
-        if t.entry is not None:
-            self.manifest.delete([t.entry.object_id])
+        if t.entry is not None and not self.manifest.delete([t.entry.object_id]):
+            # a concurrent drop removed the entry first: it is that call's drop
+            raise TableNotFoundError(f"table {to_string(t.ns + [t.name])!r} does not exist")
         self.files.delete_tree(t.location)
         self._invalidate_listing()
         return DropTableResponse(id=t.ns + [t.name], location=t.location, properties=t.properties or None)
