@@ -312,7 +312,10 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
         elif not ns and self.table_depths is None:
             names = []
         else:
-            names = [t.name for t in self._list_tables(ns) if self.is_lance(t)]
+            tables = [t for t in self._list_tables(ns) if self.is_lance(t)]
+            if request.include_declared is False:
+                tables = [t for t in tables if self._has_data(t)]
+            names = [t.name for t in tables]
         page, token = page_of_sorted(names, request.limit, request.page_token)
         return ListTablesResponse(tables=page, page_token=token)
 
@@ -329,7 +332,7 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
         )
         if request.with_table_uri:
             resp.table_uri = table.location
-        if request.load_detailed_metadata or request.version is not None or request.check_declared:
+        if request.load_detailed_metadata or request.version is not None or request.tag or request.check_declared:
             self._add_detail(resp, request, opts)
         return resp
 
@@ -341,8 +344,16 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
 
     @_translating
     def table_exists(self, request):
-        self._lance_table(request.id)
+        _, table = self._lance_table(request.id)
+        if request.version is not None:
+            from . import detail
+
+            detail.open_dataset(table.location, self._table_storage_options(table), request.version)
         return TableExistsResponse()
+
+    def _has_data(self, table: CatalogTable) -> bool:
+        """Whether a table holds a committed version (False: only declared)."""
+        return bool(table.location) and storage.has_versions(table.location, self._table_storage_options(table))
 
     @_translating
     def declare_table(self, request):

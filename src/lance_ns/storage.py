@@ -120,6 +120,18 @@ def delete_location(location: str, storage_options: dict[str, str] | None = None
         fs.delete_file(path)
 
 
+def has_versions(location: str, storage_options: dict[str, str] | None = None) -> bool:
+    """Whether ``location`` holds a committed Lance version (a file in ``_versions/``)."""
+    import pyarrow.fs as pafs
+
+    fs, path = _filesystem(join(location, "_versions"), storage_options)
+    try:
+        infos = fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    return any(i.type == pafs.FileType.File for i in infos)
+
+
 def lance_version(location: str, storage_options: dict[str, str] | None = None) -> int | None:
     """The latest version of the Lance table at ``location``, or None if there is none."""
     import lance

@@ -288,3 +288,52 @@ def test_declared_table_then_create_with_pylance(scope):
     with pytest.raises(Exception):
         lance.write_dataset(sample(2), namespace_client=c, table_id=tid, mode="create")
     assert "declared" in c.list_tables({"id": scope.id}).tables
+
+
+# == request options, locations, names, drops (one rule set for every backend) ==
+#
+# The options of each operation are honoured by the shared CatalogNamespace
+# layer; these tests keep the directory namespace and the catalogs agreeing.
+
+
+def _two_versions(scope, name):
+    c = scope.client
+    tid = scope.child(name)
+    lance.write_dataset(sample(4), namespace_client=c, table_id=tid, mode="create")
+    lance.write_dataset(sample(4, 4), namespace_client=c, table_id=tid, mode="append")
+    return tid
+
+
+def test_describe_table_at_a_tag_is_the_tags_version(scope):
+    if not (scope.has("data") and scope.has("detail")):
+        pytest.skip("backend returns no detailed metadata")
+    c = scope.client
+    tid = _two_versions(scope, "tagged")
+    lance.dataset(namespace_client=c, table_id=tid).tags.create("first", 1)
+    assert c.describe_table({"id": tid, "tag": "first"}).version == 1
+    assert c.describe_table({"id": tid, "tag": "first", "load_detailed_metadata": True}).version == 1
+    assert c.describe_table({"id": tid, "load_detailed_metadata": True}).version == 2
+    assert code_of(c.describe_table, {"id": tid, "tag": "no_such_tag"}) == 8
+
+
+def test_table_exists_at_a_missing_version_is_version_not_found(scope):
+    if not scope.has("data"):
+        pytest.skip("backend's table locations are not writable here")
+    c = scope.client
+    tid = scope.child("one_version")
+    lance.write_dataset(sample(2), namespace_client=c, table_id=tid, mode="create")
+    c.table_exists({"id": tid, "version": 1})
+    assert code_of(c.table_exists, {"id": tid, "version": 99}) == 11
+    c.table_exists({"id": tid})
+
+
+def test_list_tables_without_declared_tables(scope):
+    if not scope.has("data"):
+        pytest.skip("backend's table locations are not writable here")
+    c = scope.client
+    c.declare_table({"id": scope.child("declared_only")})
+    lance.write_dataset(sample(2), namespace_client=c, table_id=scope.child("with_data"), mode="create")
+    assert c.list_tables({"id": scope.id}).tables == ["declared_only", "with_data"]
+    assert c.list_tables({"id": scope.id, "include_declared": True}).tables == ["declared_only", "with_data"]
+    assert c.list_tables({"id": scope.id, "include_declared": False}).tables == ["with_data"]
+    assert c.list_tables({"id": scope.id, "include_declared": False, "limit": 1}).tables == ["with_data"]
