@@ -191,6 +191,12 @@ class Manifest:
         with self._lock:
             return [e for oid, e in self._entries.items() if oid.startswith(start)]
 
+    def entries(self, kind: str) -> list[Entry]:
+        """Every entry of ``kind`` (TABLE or NAMESPACE)."""
+        self.refresh()
+        with self._lock:
+            return [e for e in self._entries.values() if e.kind == kind]
+
     def root_dirs(self) -> Counter:
         """How many entries live under each root directory (first segment of a
         relative location): such directories are not tables of their own."""
