@@ -133,6 +133,16 @@ class NamespaceBase(LanceNamespace):
             k[len("storage.") :]: v for k, v in self.properties.items() if k.startswith("storage.")
         }
 
+    # -- lifetime -------------------------------------------------------------
+    def close(self) -> None:
+        """Release connections and clients (backends holding any override it)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
     # -- properties ---------------------------------------------------------
     def prop(self, key: str, default: str | None = None, required: bool = False) -> str | None:
         value = self.properties.get(key)
