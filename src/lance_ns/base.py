@@ -152,6 +152,16 @@ class NamespaceBase(LanceNamespace):
         #: request limits (``limits.*`` properties; see :mod:`lance_ns.limits`)
         self.limits = Limits.from_properties(self.properties)
 
+    # -- lifetime -------------------------------------------------------------
+    def close(self) -> None:
+        """Release connections and clients (backends holding any override it)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
     # -- properties ---------------------------------------------------------
     def prop(self, key: str, default: str | None = None, required: bool = False) -> str | None:
         value = self.properties.get(key)

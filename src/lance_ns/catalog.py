@@ -15,12 +15,29 @@ unless stated):
 * ``_list_namespaces(parent) -> iterable[str]``: child names; ``parent`` may be
   the root ``[]`` and is known to exist.
 * ``_create_namespace(ns, properties)``: may raise NamespaceAlreadyExistsError.
-* ``_drop_namespace(ns)``: the namespace is known to be empty.
+* ``_drop_namespace(ns) -> bool | None``: the namespace is known to be empty;
+  False when it was already gone (a racing drop won).
 * ``_list_tables(ns) -> iterable[CatalogTable]``: every table object in ``ns``
   (Lance or not), ``ns`` known to exist.
 * ``_get_table(ns, name) -> CatalogTable | None``.
 * ``_create_table(ns, table)``: may raise TableAlreadyExistsError.
-* ``_delete_table(ns, name)``: metadata only, never data.
+* ``_delete_table(ns, name) -> bool | None``: metadata only, never data;
+  False when the table was already gone (a racing drop won), None when the
+  backend cannot tell.
+
+The rules written once here, for every backend (the directory namespace too):
+
+* request options: ``version`` / ``tag`` / ``load_detailed_metadata`` /
+  ``check_declared`` of DescribeTable, ``version`` of TableExists,
+  ``include_declared`` of ListTables, modes, paging;
+* locations (:meth:`CatalogNamespace._checked_location`): a table location
+  never equals, contains or lies inside the root, a reserved path or another
+  table's location, as far as the namespace can know cheaply (see there);
+* what a drop deletes (:meth:`CatalogNamespace.owns_location`): DropTable and
+  a Cascade DropNamespace delete data only at locations the namespace chose
+  itself (the default location of the table's id); a table registered or
+  declared at any other location loses its entry and keeps its data, unless
+  the request's ``context`` says ``{"purge": "true"}``.
 """
 
 from __future__ import annotations
@@ -60,10 +77,33 @@ from .errors import (
 )
 from .identifiers import split_table_id, to_string, validate_id
 from .modes import CreateMode, DropBehavior, DropMode, RegisterMode
-from .paging import page_of_sorted
+from .paging import page_of_sorted, paginate
 
 TABLE_TYPE_KEY = "table_type"
 LANCE = "lance"
+#: the request ``context`` key asking DropTable / DropNamespace to delete the
+#: data of tables at locations the namespace does not own (registered ones)
+PURGE_CONTEXT_KEY = "purge"
+#: path components that belong to a Lance table or to a namespace's own files:
+#: no table location may run through them
+RESERVED_PARTS = frozenset(
+    {"_versions", "_indices", "_deletions", "_transactions", "_refs", "__manifest",
+     ".lance-reserved", ".lance-deregistered"}
+)
+#: how many parent directories are checked for a Lance table around a location
+_MAX_ANCESTORS = 32
+
+
+def purge_requested(request) -> bool:
+    """Whether a drop request asks to delete data the namespace does not own."""
+    value = (getattr(request, "context", None) or {}).get(PURGE_CONTEXT_KEY)
+    return str(value).lower() in ("true", "1", "yes") if value is not None else False
+
+
+def _overlaps(a: str, b: str) -> bool:
+    """Whether two locations are equal or one lies inside the other."""
+    a, b = a.rstrip("/") + "/", b.rstrip("/") + "/"
+    return a.startswith(b) or b.startswith(a)
 
 
 @dataclass
@@ -121,6 +161,10 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
     drop_missing_ok: bool = False
     default_root: str | None = None  # None: current directory
     location_suffix: str = ".lance"
+    #: the shallowest namespace depth holding tables when ``table_depths`` is None
+    min_table_depth: int = 1
+    #: tables are stored with ``table_type=lance`` (catalogs shared with other engines)
+    marks_lance_tables: bool = True
 
     def __init__(self, **properties: str):
         super().__init__(**properties)
@@ -134,7 +178,18 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
     def default_location(self, ns: list[str], name: str) -> str:
         return storage.join(self.root, *ns, name + self.location_suffix)
 
+    def owns_location(self, ns: list[str], name: str, location: str) -> bool:
+        """Whether ``location`` is the one this namespace chose for table ``ns.name``.
+
+        Only such locations are deleted by DropTable and Cascade drops; a
+        registered location (or one given to DeclareTable) belongs to whoever
+        put the data there.
+        """
+        return location.rstrip("/") == self.default_location(ns, name).rstrip("/")
+
     def is_lance(self, table: CatalogTable) -> bool:
+        if not self.marks_lance_tables:
+            return True
         if self.lance_table_kind and (table.kind or "").upper() != self.lance_table_kind:
             return False
         return is_lance_properties(table.properties)
@@ -188,9 +243,14 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
             raise NamespaceNotFoundError(f"namespace {to_string(ns)!r} does not exist")
         return props
 
+    def _holds_tables(self, ns: list[str]) -> bool:
+        if self.table_depths is not None:
+            return len(ns) in self.table_depths
+        return len(ns) >= self.min_table_depth
+
     def _require_table_namespace(self, ns: list[str]) -> None:
         depths = self.table_depths
-        if (depths is None and not ns) or (depths is not None and len(ns) not in depths):
+        if not self._holds_tables(ns):
             levels = "any level below the root" if depths is None else f"level {', '.join(map(str, depths))}"
             raise InvalidInputError(
                 f"tables of {type(self).__name__} live in namespaces at {levels}, not in {to_string(ns)!r}"
@@ -199,11 +259,12 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
 
     def _lance_table(self, table_id) -> tuple[list[str], CatalogTable]:
         ns, name = split_table_id(table_id)
-        if self.table_depths is not None and len(ns) not in self.table_depths:
+        if not self._holds_tables(ns):
             raise TableNotFoundError(f"table {to_string(ns + [name])!r} does not exist")
         self._check_depth(ns, "table namespace")
-        table = self._get_table(ns, name) if ns or self.table_depths is None else None
+        table = self._get_table(ns, name)
         if table is None:
+            self._require_namespace(ns)  # a missing namespace is reported as such
             raise TableNotFoundError(f"table {to_string(ns + [name])!r} does not exist")
         if not self.is_lance(table):
             raise InvalidInputError(f"table {to_string(ns + [name])!r} is not a Lance table")
@@ -276,10 +337,10 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
             if mode is DropMode.SKIP or self.drop_missing_ok:
                 return DropNamespaceResponse()
             raise NamespaceNotFoundError(f"namespace {to_string(ns)!r} does not exist")
-        self._drop_checked(ns, behavior)
+        self._drop_checked(ns, behavior, purge_requested(request))
         return DropNamespaceResponse(properties=props)
 
-    def _drop_checked(self, ns: list[str], behavior: DropBehavior) -> None:
+    def _drop_checked(self, ns: list[str], behavior: DropBehavior, purge: bool = False) -> None:
         children = list(self._list_namespaces(ns)) if self.max_depth is None or len(ns) < self.max_depth else []
         tables = list(self._list_tables(ns))
         if behavior is DropBehavior.RESTRICT:
@@ -297,24 +358,30 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
                     "drop them with their own tools first"
                 )
             for child in children:
-                self._drop_checked(ns + [child], behavior)
+                self._drop_checked(ns + [child], behavior, purge)
             for table in tables:
-                self._drop_table_object(ns, table)
-        self._drop_namespace(ns)
+                self._drop_table_object(ns, table, purge)
+        if self._drop_namespace(ns) is False:
+            raise NamespaceNotFoundError(f"namespace {to_string(ns)!r} does not exist")
 
     # -- table operations --------------------------------------------------------
     @_translating
     def list_tables(self, request):
         ns = validate_id(request.id)
         self._require_namespace(ns)
-        if self.table_depths is not None and len(ns) not in self.table_depths:
+        if not self._holds_tables(ns):
             names: list[str] = []
-        elif not ns and self.table_depths is None:
-            names = []
+        elif request.include_declared is False:
+            names = sorted(t.name for t in self._list_tables(ns) if self.is_lance(t) and self._has_data(t))
         else:
-            names = [t.name for t in self._list_tables(ns) if self.is_lance(t)]
-        page, token = page_of_sorted(names, request.limit, request.page_token)
+            names = self._lance_table_names(ns)
+        page, token = paginate(names, request.limit, request.page_token)
         return ListTablesResponse(tables=page, page_token=token)
+
+    def _lance_table_names(self, ns: list[str]) -> list[str]:
+        """Sorted, unique names of the Lance tables of ``ns`` (a backend may
+        answer from an index without building every table object)."""
+        return sorted({t.name for t in self._list_tables(ns) if self.is_lance(t)})
 
     @_translating
     def describe_table(self, request):
@@ -329,7 +396,7 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
         )
         if request.with_table_uri:
             resp.table_uri = table.location
-        if request.load_detailed_metadata or request.version is not None or request.check_declared:
+        if request.load_detailed_metadata or request.version is not None or request.tag or request.check_declared:
             self._add_detail(resp, request, opts)
         return resp
 
@@ -341,32 +408,51 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
 
     @_translating
     def table_exists(self, request):
-        self._lance_table(request.id)
+        _, table = self._lance_table(request.id)
+        if request.version is not None:
+            from . import detail
+
+            detail.open_dataset(table.location, self._table_storage_options(table), request.version)
         return TableExistsResponse()
+
+    def _has_data(self, table: CatalogTable) -> bool:
+        """Whether a table holds a committed version (False: only declared)."""
+        return bool(table.location) and storage.has_versions(table.location, self._table_storage_options(table))
 
     @_translating
     def declare_table(self, request):
         ns, name = split_table_id(request.id)
         self._require_table_namespace(ns)
-        location = storage.resolve(self.root, request.location) if request.location else self.default_location(ns, name)
+        if request.location:
+            location = self._checked_location(ns, name, request.location)
+        else:
+            location = self.default_location(ns, name)
         if self._get_table(ns, name) is not None:
             raise TableAlreadyExistsError(f"table {to_string(ns + [name])!r} already exists")
-        props = dict(request.properties or {})
-        props[TABLE_TYPE_KEY] = LANCE
+        if not request.location and storage.has_versions(location, self.storage_options):
+            # e.g. a deregistered table, or one registered under another name: a
+            # new table here would write into that data (and its drop delete it)
+            raise TableAlreadyExistsError(
+                f"the default location {location!r} of {to_string(ns + [name])!r} already holds a Lance table; "
+                "register it, or remove it first"
+            )
+        props = self._stored_properties(request.properties)
         table = CatalogTable(name=name, location=location, properties=props, kind=self.lance_table_kind)
         self._create_table(ns, table)
-        return DeclareTableResponse(location=location, storage_options=self.storage_options or None, properties=props)
+        self._declared(ns, table)
+        return DeclareTableResponse(
+            location=location, storage_options=self.storage_options or None, properties=props or None
+        )
 
     @_translating
     def register_table(self, request):
         ns, name = split_table_id(request.id)
         mode = RegisterMode.parse(request.mode, RegisterMode.CREATE)
         self._require_table_namespace(ns)
-        location = storage.resolve(self.root, request.location)
+        location = self._checked_location(ns, name, request.location)
         if storage.lance_version(location, self.storage_options) is None:
             raise InvalidInputError(f"no Lance table at {location!r}")
-        props = dict(request.properties or {})
-        props[TABLE_TYPE_KEY] = LANCE
+        props = self._stored_properties(request.properties)
         table = CatalogTable(name=name, location=location, properties=props, kind=self.lance_table_kind)
         existing = self._get_table(ns, name)
         if existing is not None:
@@ -377,23 +463,107 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
             self._replace_table(ns, table)
         else:
             self._create_table(ns, table)
-        return RegisterTableResponse(location=location, properties=props)
+        self._registered(ns, table)
+        return RegisterTableResponse(location=location, properties=props or None)
 
     @_translating
     def deregister_table(self, request):
         ns, table = self._lance_table(request.id)
-        self._delete_table(ns, table.name)
+        self._remove_entry(ns, table)
+        self._deregistered(ns, table)
         return DeregisterTableResponse(id=ns + [table.name], location=table.location, properties=table.properties)
 
     @_translating
     def drop_table(self, request):
         ns, table = self._lance_table(request.id)
-        self._drop_table_object(ns, table)
+        self._drop_table_object(ns, table, purge_requested(request))
         return DropTableResponse(id=ns + [table.name], location=table.location, properties=table.properties)
 
-    def _drop_table_object(self, ns: list[str], table: CatalogTable) -> None:
+    def _stored_properties(self, properties) -> dict[str, str]:
+        props = dict(properties or {})
+        if self.marks_lance_tables:
+            props[TABLE_TYPE_KEY] = LANCE
+        return props
+
+    def _remove_entry(self, ns: list[str], table: CatalogTable) -> None:
+        if self._delete_table(ns, table.name) is False:
+            # a racing drop removed it first: that call did the drop, not this one
+            raise TableNotFoundError(f"table {to_string(ns + [table.name])!r} does not exist")
+
+    def _drop_table_object(self, ns: list[str], table: CatalogTable, purge: bool = False) -> None:
         # Catalog entry first: a failure after it leaves orphan files, never a
         # catalog entry pointing at deleted data.
-        self._delete_table(ns, table.name)
-        if table.location:
+        self._remove_entry(ns, table)
+        if self.deletes_data_of(ns, table, purge):
             storage.delete_location(table.location, self._table_storage_options(table))
+
+    def deletes_data_of(self, ns: list[str], table: CatalogTable, purge: bool = False) -> bool:
+        """Whether dropping ``table`` deletes its data (see :meth:`owns_location`)."""
+        return bool(table.location) and (purge or self.owns_location(ns, table.name, table.location))
+
+    # -- hooks around the table primitives (the directory's marker files) ----------
+    def _declared(self, ns: list[str], table: CatalogTable) -> None:
+        """After a declared table's entry is stored."""
+
+    def _registered(self, ns: list[str], table: CatalogTable) -> None:
+        """After a registered table's entry is stored."""
+
+    def _deregistered(self, ns: list[str], table: CatalogTable) -> None:
+        """After a deregistered table's entry is removed."""
+
+    # -- locations ---------------------------------------------------------------------
+    #: whether RegisterTable / DeclareTable may name locations outside the root
+    allows_external_locations: bool = True
+
+    def _checked_location(self, ns: list[str], name: str, raw: str) -> str:
+        """A location given by the caller, resolved, once it is safe to use for ``ns.name``.
+
+        Refused (code 13): the root or a location containing it; a path through a
+        reserved component (``_versions``, ``__manifest``...); a location inside
+        a Lance table (a parent directory holds ``_versions``); one equal to,
+        containing or inside another table of the target namespace; and what
+        :meth:`_check_layout` refuses (the backend's default-location scheme).
+        Not covered, because it would take a scan of the whole catalog: overlap
+        with a table of *another* namespace that has no data yet and sits
+        outside the default-location scheme.
+        """
+        location = storage.resolve(self.root, raw)
+        root = self.root.rstrip("/")
+        if location.rstrip("/") == root or storage.is_within(location, root):
+            raise InvalidInputError(f"location {raw!r} is, or contains, the namespace root {self.root!r}")
+        within = storage.is_within(self.root, location)
+        if not within and not self.allows_external_locations:
+            raise InvalidInputError(
+                f"location {raw!r} is outside the namespace root {self.root!r} "
+                "(set allow_external_locations=true to allow it)"
+            )
+        parts = storage.parts(location)
+        reserved = sorted(RESERVED_PARTS.intersection(parts))
+        if reserved:
+            raise InvalidInputError(f"location {raw!r} runs through the reserved path {reserved[0]!r}")
+        for parent in storage.parents(location, stop=self.root if within else None, limit=_MAX_ANCESTORS):
+            if storage.has_versions(parent, self.storage_options):
+                raise InvalidInputError(f"location {raw!r} lies inside the Lance table at {parent!r}")
+        self._check_layout(ns, name, location, raw)
+        return location
+
+    def _check_layout(self, ns: list[str], name: str, location: str, raw: str) -> None:
+        """Refuse a location that aliases another table of this namespace or
+        the default location (scheme) of another id."""
+        if storage.is_within(self.root, location) and self.location_suffix:
+            rel = location[len(self.root.rstrip("/")):].strip("/").split("/")
+            for i, part in enumerate(rel):
+                if not part.endswith(self.location_suffix):
+                    continue
+                owner = rel[:i] + [part[: -len(self.location_suffix)]]
+                if i < len(rel) - 1:  # data there would mix with that table's, if it is created
+                    raise InvalidInputError(
+                        f"location {raw!r} lies inside the default location of table {to_string(owner)!r}"
+                    )
+                if owner != ns + [name] and self._holds_tables(owner[:-1]) and self._get_table(owner[:-1], owner[-1]):
+                    raise InvalidInputError(f"location {raw!r} is the location of table {to_string(owner)!r}")
+        for other in self._list_tables(ns):
+            if other.name != name and other.location and _overlaps(other.location, location):
+                raise InvalidInputError(
+                    f"location {raw!r} overlaps the location of table {to_string(ns + [other.name])!r}"
+                )

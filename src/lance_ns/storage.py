@@ -63,6 +63,39 @@ def is_within(root: str, location: str) -> bool:
     return (location.rstrip("/") + "/").startswith(root_n)
 
 
+def parts(location: str) -> list[str]:
+    """The path components of a location (a URI's bucket included)."""
+    if is_uri(location):
+        parsed = urlparse(location)
+        path = parsed.netloc + "/" + parsed.path
+    else:
+        path = location.replace("\\", "/")
+    return [p for p in path.split("/") if p]
+
+
+def parents(location: str, stop: str | None = None, limit: int = 32) -> list[str]:
+    """The parent directories of ``location``, nearest first, down to (not
+    including) ``stop`` or, without it, to the top of the path; at most ``limit``."""
+    out: list[str] = []
+    current = location.rstrip("/")
+    stop_n = stop.rstrip("/") if stop else None
+    while len(out) < limit:
+        if is_uri(current):
+            parsed = urlparse(current)
+            if not parsed.path.strip("/"):
+                break  # a bucket is no table directory of its own
+            parent = current.rsplit("/", 1)[0]
+        else:
+            parent = os.path.dirname(current)
+            if parent == current:
+                break
+        if stop_n is not None and (parent == stop_n or not is_within(stop_n, parent)):
+            break
+        out.append(parent)
+        current = parent
+    return out
+
+
 def _filesystem(location: str, storage_options: dict[str, str] | None):
     """(pyarrow filesystem, path) for a location, honouring S3 storage options."""
     import pyarrow.fs as pafs
@@ -118,6 +151,18 @@ def delete_location(location: str, storage_options: dict[str, str] | None = None
         fs.delete_dir(path)
     else:
         fs.delete_file(path)
+
+
+def has_versions(location: str, storage_options: dict[str, str] | None = None) -> bool:
+    """Whether ``location`` holds a committed Lance version (a file in ``_versions/``)."""
+    import pyarrow.fs as pafs
+
+    fs, path = _filesystem(join(location, "_versions"), storage_options)
+    try:
+        infos = fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    return any(i.type == pafs.FileType.File for i in infos)
 
 
 def lance_version(location: str, storage_options: dict[str, str] | None = None) -> int | None:

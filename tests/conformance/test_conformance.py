@@ -288,3 +288,144 @@ def test_declared_table_then_create_with_pylance(scope):
     with pytest.raises(Exception):
         lance.write_dataset(sample(2), namespace_client=c, table_id=tid, mode="create")
     assert "declared" in c.list_tables({"id": scope.id}).tables
+
+
+# == request options, locations, names, drops (one rule set for every backend) ==
+#
+# The options of each operation are honoured by the shared CatalogNamespace
+# layer; these tests keep the directory namespace and the catalogs agreeing.
+
+
+def _two_versions(scope, name):
+    c = scope.client
+    tid = scope.child(name)
+    lance.write_dataset(sample(4), namespace_client=c, table_id=tid, mode="create")
+    lance.write_dataset(sample(4, 4), namespace_client=c, table_id=tid, mode="append")
+    return tid
+
+
+def test_describe_table_at_a_tag_is_the_tags_version(scope):
+    if not (scope.has("data") and scope.has("detail")):
+        pytest.skip("backend returns no detailed metadata")
+    c = scope.client
+    tid = _two_versions(scope, "tagged")
+    lance.dataset(namespace_client=c, table_id=tid).tags.create("first", 1)
+    assert c.describe_table({"id": tid, "tag": "first"}).version == 1
+    assert c.describe_table({"id": tid, "tag": "first", "load_detailed_metadata": True}).version == 1
+    assert c.describe_table({"id": tid, "load_detailed_metadata": True}).version == 2
+    assert code_of(c.describe_table, {"id": tid, "tag": "no_such_tag"}) == 8
+
+
+def test_table_exists_at_a_missing_version_is_version_not_found(scope):
+    if not scope.has("data"):
+        pytest.skip("backend's table locations are not writable here")
+    c = scope.client
+    tid = scope.child("one_version")
+    lance.write_dataset(sample(2), namespace_client=c, table_id=tid, mode="create")
+    c.table_exists({"id": tid, "version": 1})
+    assert code_of(c.table_exists, {"id": tid, "version": 99}) == 11
+    c.table_exists({"id": tid})
+
+
+def test_list_tables_without_declared_tables(scope):
+    if not scope.has("data"):
+        pytest.skip("backend's table locations are not writable here")
+    c = scope.client
+    c.declare_table({"id": scope.child("declared_only")})
+    lance.write_dataset(sample(2), namespace_client=c, table_id=scope.child("with_data"), mode="create")
+    assert c.list_tables({"id": scope.id}).tables == ["declared_only", "with_data"]
+    assert c.list_tables({"id": scope.id, "include_declared": True}).tables == ["declared_only", "with_data"]
+    assert c.list_tables({"id": scope.id, "include_declared": False}).tables == ["with_data"]
+    assert c.list_tables({"id": scope.id, "include_declared": False, "limit": 1}).tables == ["with_data"]
+
+
+def _victim(scope, name="victim"):
+    """A table with data, its location, and a check that nothing of it changed."""
+    c = scope.client
+    tid = scope.child(name)
+    lance.write_dataset(sample(4), namespace_client=c, table_id=tid, mode="create")
+    location = c.describe_table({"id": tid}).location
+
+    def intact():
+        assert lance.dataset(namespace_client=c, table_id=tid).count_rows() == 4
+        assert lance.dataset(location, storage_options=scope.ctx.storage_options or None).count_rows() == 4
+
+    return tid, location, intact
+
+
+def test_locations_equal_to_or_inside_another_table_are_refused(scope):
+    if not scope.has("data"):
+        pytest.skip("backend's table locations are not writable here")
+    c = scope.client
+    _, location, intact = _victim(scope)
+    for loc in (location, location + "/_versions", location + "/data", location + "/sub/t.lance"):
+        assert code_of(c.declare_table, {"id": scope.child("alias"), "location": loc}) == 13, loc
+    if scope.has("register"):
+        assert code_of(c.register_table, {"id": scope.child("alias"), "location": location}) == 13
+    assert c.list_tables({"id": scope.id}).tables == ["victim"]
+    intact()
+
+
+def test_a_location_containing_another_table_is_refused(scope):
+    if not scope.has("data"):
+        pytest.skip("backend's table locations are not writable here")
+    c = scope.client
+    _, location, intact = _victim(scope)
+    parent = location.rstrip("/").rsplit("/", 1)[0]
+    assert code_of(c.declare_table, {"id": scope.child("wrapper"), "location": parent}) == 13
+    assert c.list_tables({"id": scope.id}).tables == ["victim"]
+    intact()
+
+
+def _registered_alias(scope):
+    """A table's data registered under another name (its location is not the
+    alias's own): (alias id, location)."""
+    c = scope.client
+    src = scope.child("src")
+    lance.write_dataset(sample(3), namespace_client=c, table_id=src, mode="create")
+    location = c.deregister_table({"id": src}).location
+    alias = scope.child("alias")
+    c.register_table({"id": alias, "location": location})
+    return alias, location
+
+
+def _rows_at(scope, location):
+    return lance.dataset(location, storage_options=scope.ctx.storage_options or None).count_rows()
+
+
+def test_dropping_a_registered_table_keeps_its_data(scope):
+    if not (scope.has("data") and scope.has("register")):
+        pytest.skip("backend cannot register existing locations here")
+    c = scope.client
+    alias, location = _registered_alias(scope)
+    c.drop_table({"id": alias})
+    assert code_of(c.describe_table, {"id": alias}) == 4
+    assert _rows_at(scope, location) == 3
+
+
+def test_cascade_drop_keeps_the_data_of_registered_tables(scope):
+    if not (scope.has("data") and scope.has("register") and scope.has("cascade")):
+        pytest.skip("backend cannot register existing locations or cascade here")
+    c = scope.client
+    _, location = _registered_alias(scope)
+    lance.write_dataset(sample(2), namespace_client=c, table_id=scope.child("own"), mode="create")
+    own = c.describe_table({"id": scope.child("own")}).location
+    c.drop_namespace({"id": scope.id, "behavior": "Cascade"})
+    c.create_namespace({"id": scope.id})  # for the fixture's cleanup
+    assert _rows_at(scope, location) == 3
+    with pytest.raises(Exception):
+        _rows_at(scope, own)  # the namespace's own table went with it
+
+
+def test_purge_drops_the_data_of_a_registered_table(scope):
+    if not (scope.has("data") and scope.has("register")):
+        pytest.skip("backend cannot register existing locations here")
+    from lance_ns.impls.rest import RestNamespace
+
+    if isinstance(scope.client, RestNamespace):
+        pytest.skip("the REST protocol carries only header.* context entries; purge over REST is not wired")
+    c = scope.client
+    alias, location = _registered_alias(scope)
+    c.drop_table({"id": alias, "context": {"purge": "true"}})
+    with pytest.raises(Exception):
+        _rows_at(scope, location)

@@ -56,3 +56,16 @@ def test_bad_property_values_are_invalid_input():
         n.int_prop("pool", 3)
     with pytest.raises(InvalidInputError):
         n.bool_prop("flag", True)
+
+
+def test_every_namespace_is_a_context_manager_that_closes(tmp_path):
+    import lance_ns
+
+    closed = []
+    with lance_ns.connect("memory", {"root": str(tmp_path)}) as ns:
+        ns.close = lambda: closed.append(True)  # the instance's close is what __exit__ calls
+        ns.create_namespace({"id": ["a"]})
+    assert closed == [True]
+    with lance_ns.connect("dir", {"root": str(tmp_path / "d")}) as d:
+        d.declare_table({"id": ["t"]})
+    d.close()  # a second close is harmless

@@ -85,10 +85,11 @@ def test_register_accepts_what_describe_and_deregister_return(ns, root):
     assert code(ns.describe_table, {"id": ["a", "t"]}) == 4
     ns.register_table({"id": ["a", "t"], "location": location})  # absolute, inside root
     relative = os.path.relpath(location, root)
-    ns.register_table({"id": ["a", "t2"], "location": relative})  # relative to root
-    assert ns.describe_table({"id": ["a", "t2"]}).location == location
+    # a second id for the same location would alias the table: refused
+    assert code(ns.register_table, {"id": ["a", "t2"], "location": relative}) == 13
     assert code(ns.register_table, {"id": ["a", "t"], "location": location}) == 5
-    ns.register_table({"id": ["a", "t"], "location": relative, "mode": "Overwrite"})
+    ns.register_table({"id": ["a", "t"], "location": relative, "mode": "Overwrite"})  # relative to root
+    assert ns.describe_table({"id": ["a", "t"]}).location == location
     assert lance.dataset(namespace_client=ns, table_id=["a", "t"]).count_rows() == 10
 
 

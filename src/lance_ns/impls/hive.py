@@ -548,7 +548,7 @@ class Hive3Namespace(_HiveBase):
         self._db_name(ns)  # checks the catalog level on a catalog-less metastore
         super()._create_table(ns, table)
 
-    def _drop_checked(self, ns, behavior):
+    def _drop_checked(self, ns, behavior, purge=False):
         # Catalog drops differ from the shared algorithm in two ways, decided
         # before anything is dropped (a Cascade must never empty the metastore
         # and then fail):
@@ -558,13 +558,13 @@ class Hive3Namespace(_HiveBase):
         #   the catalog when it holds no tables, so it does not make the
         #   catalog "not empty".
         if len(ns) != 1:
-            return super()._drop_checked(ns, behavior)
+            return super()._drop_checked(ns, behavior, purge)
         if not self.has_catalogs:
             raise self._no_catalog_api(f"drop catalog {ns[0]!r}")
         if ns[0] == DEFAULT_CATALOG:
             raise InvalidInputError(f"the default catalog {DEFAULT_CATALOG!r} cannot be dropped")
         if behavior is DropBehavior.CASCADE:
-            return super()._drop_checked(ns, behavior)
+            return super()._drop_checked(ns, behavior, purge)
         dbs = [d for d in self._list_namespaces(ns) if d != "default"]
         default_tables = list(self._list_tables(ns + ["default"])) if self._get_database(ns + ["default"]) is not None else []
         if dbs or default_tables:

@@ -340,16 +340,16 @@ class IcebergRestNamespace(CatalogNamespace):
         except ice.NoSuchTableError:
             pass  # dropped meanwhile
 
-    def _drop_table_object(self, ns, table):
+    def _drop_table_object(self, ns, table, purge=False):
         # Unlike the shared order (entry first), data goes first here: an Iceberg
         # server may own the storage under its tables -- SeaweedFS deletes a
         # dropped table's files itself and then refuses any S3 access to that
         # path, so deleting after the entry fails with AccessDenied.  While the
         # entry exists the location is ours to delete; if the drop fails in
         # between, the entry is still there and DropTable can be retried.
-        if table.location:
+        if self.deletes_data_of(ns, table, purge):
             storage.delete_location(table.location, self._table_storage_options(table))
-        self._delete_table(ns, table.name)
+        self._remove_entry(ns, table)
 
     # -- errors ------------------------------------------------------------------------
     def translate_error(self, exc):

@@ -82,5 +82,4 @@ class MemoryNamespace(CatalogNamespace):
     def _delete_table(self, ns, name):
         with self._lock:
             node = self._node(ns)
-            if node:
-                node.tables.pop(name, None)
+            return bool(node) and node.tables.pop(name, None) is not None

@@ -183,13 +183,19 @@ class Manifest:
                 for names in index.values():
                     names.sort()
                 self._children = index
-            return self._children.get((parent, kind), [])
+            return list(self._children.get((parent, kind), []))  # a copy: the index changes in place
 
     def descendants(self, prefix: str) -> list[Entry]:
         self.refresh()
         start = prefix + ID_DELIMITER
         with self._lock:
             return [e for oid, e in self._entries.items() if oid.startswith(start)]
+
+    def entries(self, kind: str) -> list[Entry]:
+        """Every entry of ``kind`` (TABLE or NAMESPACE)."""
+        self.refresh()
+        with self._lock:
+            return [e for e in self._entries.values() if e.kind == kind]
 
     def root_dirs(self) -> Counter:
         """How many entries live under each root directory (first segment of a
@@ -239,7 +245,7 @@ class Manifest:
                 base = self._version
                 try:
                     # an append based on the version checked above (one data file + one commit)
-                    ds = lance.write_dataset(row, self._ds, mode="append", storage_options=self.storage_options)
+                    ds = lance.write_dataset(row, self._private(), mode="append", storage_options=self.storage_options)
                 except OSError as e:  # an incompatible concurrent commit: check again
                     if "conflict" not in str(e).lower() or attempt == _MAX_ATTEMPTS - 1:
                         raise
@@ -274,23 +280,41 @@ class Manifest:
                                    predicate=f"object_id = {_literal(oid)}")
         LanceDataset.commit(self.uri, op, read_version=ds.version, storage_options=self.storage_options)
 
-    def delete(self, oids: list[str]) -> None:
+    def delete(self, oids: list[str]) -> int:
+        """Remove the entries of ``oids``; the number of rows this call removed.
+
+        Lance re-runs a delete that lost a commit race against the new
+        version, so of two racing deletes of one entry exactly one counts it:
+        the caller that gets 0 lost (the entry was already gone).
+        """
         if not oids:
-            return
+            return 0
         with self._lock:
             self.refresh()
             if self._ds is None:
-                return
+                return 0
             base = self._version
             pred = "object_id IN (" + ", ".join(_literal(o) for o in oids) + ")"
-            self._ds.delete(pred)
-            if self._ds.version == base + 1:
-                self._version = self._ds.version
+            ds = self._private()
+            removed = int(ds.delete(pred)["num_deleted_rows"])
+            if ds.version == base + 1:
+                self._ds, self._version = ds, ds.version
                 for oid in oids:
                     self._drop(oid)
             else:
                 self._load(self._open())
             self._maybe_compact()
+            return removed
+
+    def _private(self):
+        """A dataset object of our own at the loaded version, for a call that mutates it.
+
+        ``self._ds`` is read by other threads without the lock (``refresh``);
+        a mutating call on it (``delete``, compaction) would make those reads
+        fail with PyO3's "Already mutably borrowed".  So the shared object is
+        only ever read, and replaced, never changed in place.
+        """
+        return self._ds.checkout_version(self._version)
 
     def _put(self, entry: Entry) -> None:
         self._entries[entry.object_id] = entry
@@ -326,8 +350,8 @@ class Manifest:
                 return
             base = self._version
             try:
-                self._ds.optimize.compact_files(target_rows_per_fragment=1 << 20,
-                                                materialize_deletions_threshold=0.0)
+                self._private().optimize.compact_files(target_rows_per_fragment=1 << 20,
+                                                       materialize_deletions_threshold=0.0)
                 ds = self._open()
                 if self._only_rewrites(ds, base):  # nothing but the compaction: same rows
                     self._ds, self._version = ds, ds.version

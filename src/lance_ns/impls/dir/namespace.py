@@ -1,5 +1,14 @@
 """DirectoryNamespace: Lance tables in a directory, on local disk or object storage.
 
+A :class:`~lance_ns.catalog.CatalogNamespace` like every catalog backend: the
+spec's rules (request options, modes, paging, locations, what a drop deletes)
+are the shared ones; this module supplies only the primitives, whose "catalog"
+is the ``__manifest`` table (nested namespaces, registered locations) plus the
+root directory's listing (``<name>.lance`` directories), and the marker files
+of pylance's layout (see layout.py).  Two things are specific to directories
+and stay here: a Cascade drop removes every entry of the tree in one manifest
+commit, and the root listing is cached between pages.
+
 Properties:
 
 * ``root`` (required): local path (absolute or relative) or URI (``s3://bucket/prefix``);
@@ -11,54 +20,42 @@ Properties:
 * ``dir_listing_enabled`` (default true): root tables are also found by
   listing ``<name>.lance`` directories, as pylance does;
 * ``bare_table_dirs`` (default true): the seed spec's ``<name>/`` directories
-  are root tables too;
+  are root tables too (a directory named ``<x>.lance`` is always table ``x``,
+  never a bare table ``x.lance``: one directory, one id);
 * ``allow_external_locations`` (default false): RegisterTable/DeclareTable may
   point outside the root;
 * ``manifest_compact_every`` (default 32), ``manifest_retain_versions``
   (default 8): manifest upkeep (see manifest.py).
+
+What a drop deletes: the directory of a table whose location is the one the
+layout gives its id (``<root>/<name>.lance``, a listed ``<root>/<name>/``, or a
+nested table's ``<root>/<hash8>_<ns$...$name>``); a table registered anywhere
+else keeps its data unless the request's context says ``purge``.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 from dataclasses import dataclass
 
-from lance_namespace import (
-    CreateNamespaceResponse,
-    DeclareTableResponse,
-    DeregisterTableResponse,
-    DescribeNamespaceResponse,
-    DescribeTableResponse,
-    DropNamespaceResponse,
-    DropTableResponse,
-    ListNamespacesResponse,
-    ListTablesResponse,
-    NamespaceExistsResponse,
-    RegisterTableResponse,
-    TableExistsResponse,
-)
-
-from ... import detail, storage
-from ...base import NamespaceBase
-from ...dataops import TableDataOps
+from ... import storage
+from ...catalog import CatalogNamespace, CatalogTable, _overlaps
 from ...errors import (
     InvalidInputError,
     NamespaceAlreadyExistsError,
     NamespaceNotEmptyError,
     NamespaceNotFoundError,
     TableAlreadyExistsError,
-    TableNotFoundError,
     UnsupportedOperationError,
 )
-from ...identifiers import name_problem, split_table_id, to_string, validate_id
-from ...modes import CreateMode, DropBehavior, DropMode, RegisterMode
-from ...paging import paginate
+from ...identifiers import name_problem, split_table_id, to_string
+from ...modes import DropBehavior
 from .layout import (
     DEREGISTERED,
     ID_DELIMITER,
-    MANIFEST_DIR,
     MARKER_BODY,
     RESERVED,
     TABLE_SUFFIX,
@@ -71,18 +68,13 @@ from .manifest import NAMESPACE, TABLE, Entry, Exists, Manifest
 
 #: how long a remote root listing is reused for continuation pages
 _REMOTE_LISTING_TTL = 30.0
+#: a nested table's directory as pylance names it: ``<8 hex>_<object id>``
+_NESTED_DIR = re.compile(r"^[0-9a-f]{8}_(?P<oid>.+)$")
 
 
 @dataclass
-class _Table:
-    ns: list[str]
-    name: str
-    location: str  # absolute
-    entry: Entry | None  # None: found by listing the root directory
-
-    @property
-    def properties(self) -> dict[str, str]:
-        return dict(self.entry.properties or {}) if self.entry else {}
+class _DirTable(CatalogTable):
+    entry: Entry | None = None  # None: found by listing the root directory
 
 
 def _check_names(parts: list[str]) -> list[str]:
@@ -92,8 +84,11 @@ def _check_names(parts: list[str]) -> list[str]:
     return parts
 
 
-class DirectoryNamespace(TableDataOps, NamespaceBase):
+class DirectoryNamespace(CatalogNamespace):
     impl_name = "dir"
+    min_table_depth = 0  # the root holds tables
+    marks_lance_tables = False  # every table of a directory is a Lance table
+    location_suffix = TABLE_SUFFIX
 
     def __init__(self, **properties: str):
         super().__init__(**properties)
@@ -105,7 +100,7 @@ class DirectoryNamespace(TableDataOps, NamespaceBase):
         self.manifest_enabled = self.bool_prop("manifest_enabled", True)
         self.dir_listing_enabled = self.bool_prop("dir_listing_enabled", True)
         self.bare_table_dirs = self.bool_prop("bare_table_dirs", True)
-        self.allow_external = self.bool_prop("allow_external_locations", False)
+        self.allows_external_locations = self.bool_prop("allow_external_locations", False)
         self.files = Files(self.root, self.storage_options)
         self.manifest = (
             Manifest(
@@ -119,7 +114,9 @@ class DirectoryNamespace(TableDataOps, NamespaceBase):
         )
         self._listing_lock = threading.Lock()
         self._abs_cache: dict[str, str] = {}  # stored location -> absolute
-        self._listing: tuple | None = None  # (manifest version, dir key, time, sorted names)
+        # (manifest version, dir key, time, sorted names, listed name -> location)
+        self._listing: tuple | None = None
+        self._paging = threading.local()
 
     # -- locations ---------------------------------------------------------------
     def _abs(self, location: str) -> str:
@@ -140,35 +137,63 @@ class DirectoryNamespace(TableDataOps, NamespaceBase):
             return location[len(self.root):].strip("/")
         return location
 
-    def _checked_location(self, raw: str) -> str:
-        location = storage.resolve(self.root, raw)
-        if location.rstrip("/") == self.root.rstrip("/"):
-            raise InvalidInputError("a table location cannot be the namespace root itself")
-        if not storage.is_within(self.root, location):
-            if not self.allow_external:
-                raise InvalidInputError(
-                    f"location {raw!r} is outside the namespace root {self.root!r} "
-                    "(set allow_external_locations=true to allow it)"
-                )
-        else:
-            first = self._stored(location).split("/", 1)[0]
-            if first == MANIFEST_DIR:
-                raise InvalidInputError(f"location {raw!r} is inside the namespace's own manifest")
-        return location
-
     def _root_dir(self, name: str) -> str:
         return storage.join(self.root, name + TABLE_SUFFIX)
 
-    # -- lookups -------------------------------------------------------------------
-    def _require_namespace(self, ns: list[str]) -> Entry | None:
-        if not ns:
-            return None
-        _check_names(ns)
-        entry = self.manifest.get(object_id(ns)) if self.manifest else None
-        if entry is None or entry.kind != NAMESPACE:
-            raise NamespaceNotFoundError(f"namespace {to_string(ns)!r} does not exist")
-        return entry
+    def default_location(self, ns: list[str], name: str) -> str:
+        if ns:
+            return storage.join(self.root, nested_dir_name(object_id(ns + [name])))
+        return self._root_dir(name)
 
+    def owns_location(self, ns: list[str], name: str, location: str) -> bool:
+        if not storage.is_within(self.root, location):
+            return False
+        rel = self._stored(location)
+        if "/" in rel or not rel:
+            return False
+        if not ns:
+            return rel == name + TABLE_SUFFIX or (rel == name and self.bare_table_dirs)
+        m = _NESTED_DIR.match(rel)
+        return bool(m) and m.group("oid") == object_id(ns + [name])
+
+    def _check_layout(self, ns: list[str], name: str, location: str, raw: str) -> None:
+        """The manifest knows every entry, the root listing every root table: no
+        overlap with any of them, nor with another id's place in the layout."""
+        oid = object_id(ns + [name])
+        if self.manifest is not None:
+            for e in self.manifest.entries(TABLE):
+                if e.object_id != oid and e.location and _overlaps(self._abs(e.location), location):
+                    raise InvalidInputError(
+                        f"location {raw!r} overlaps the location of table {to_string(e.object_id.split(ID_DELIMITER))!r}"
+                    )
+        if not storage.is_within(self.root, location):
+            return
+        first = self._stored(location).split("/", 1)[0]
+        inside = "/" in self._stored(location)
+        listed = {loc: n for n, loc in self._root_listing(False)[1].items()}
+        owner_dir = storage.join(self.root, first)
+        owner = listed.get(owner_dir)
+        if owner is not None and not first.endswith(TABLE_SUFFIX) and not self._is_table_dir(owner_dir):
+            owner = None  # a bare directory merely holding tables is no table to protect
+        if owner is not None and (owner != name or ns or inside):
+            raise InvalidInputError(f"location {raw!r} overlaps the directory of root table {owner!r}")
+        if first.endswith(TABLE_SUFFIX) and (ns or first != name + TABLE_SUFFIX):
+            other = first[: -len(TABLE_SUFFIX)]
+            # inside: the place of root table ``other`` (whose data would be mixed
+            # with this one's); equal: refused only while ``other`` exists
+            if inside or self._get_table([], other) is not None:
+                raise InvalidInputError(f"location {raw!r} is, or lies inside, the directory of root table {other!r}")
+        # A nested table's directory name is random (``<hash8>_<oid>``): it is
+        # nobody's place in the layout once its entry is gone, so a deregistered
+        # nested table may be registered under another name; only its inside is off limits.
+        m = _NESTED_DIR.match(first)
+        if m and inside:
+            raise InvalidInputError(
+                f"location {raw!r} lies inside the directory pylance's layout gives table "
+                f"{to_string(m.group('oid').split(ID_DELIMITER))!r}"
+            )
+
+    # -- lookups -------------------------------------------------------------------
     def _taken_dirs(self):
         """Root directories the manifest's locations live in (not tables of their own)."""
         return self.manifest.root_dirs() if self.manifest is not None else {}
@@ -179,7 +204,7 @@ class DirectoryNamespace(TableDataOps, NamespaceBase):
             return None
         taken = self._taken_dirs()
         candidates = [name + TABLE_SUFFIX]
-        if self.bare_table_dirs and not name.startswith(("_", ".")):
+        if self._bare_name(name):
             candidates.append(name)
         for dirname in candidates:
             if dirname in taken:
@@ -189,40 +214,21 @@ class DirectoryNamespace(TableDataOps, NamespaceBase):
                 return location
         return None
 
-    def _find_table(self, ns: list[str], name: str) -> _Table | None:
-        if self.manifest is not None:
-            entry = self.manifest.get(object_id(ns + [name]))
-            if entry is not None:
-                if entry.kind != TABLE:
-                    return None
-                return _Table(ns, name, self._abs(entry.location), entry)
-        if not ns:
-            location = self._listed_root_table(name)
-            if location:
-                return _Table([], name, location, None)
-        return None
+    def _is_table_dir(self, location: str) -> bool:
+        """Whether a directory is a Lance table itself (data, or a declared table's marker)."""
+        return self.files.has_versions(location) or self.files.exists(storage.join(location, RESERVED))
 
-    def _table(self, table_id) -> _Table:
-        ns, name = split_table_id(table_id)
-        _check_names(ns + [name])
-        found = self._find_table(ns, name)
-        if found is None:
-            self._require_namespace(ns)
-            raise TableNotFoundError(f"table {to_string(ns + [name])!r} does not exist")
-        return found
+    def _bare_name(self, dirname: str) -> bool:
+        """Whether a root directory of this name may be a bare (seed spec) table directory."""
+        return self.bare_table_dirs and not dirname.startswith(("_", ".")) and not dirname.endswith(TABLE_SUFFIX)
 
-    def _name_taken(self, ns: list[str], name: str) -> str | None:
-        """What already uses ``name`` in ``ns`` ('table', 'namespace' or None)."""
-        if self.manifest is not None:
-            entry = self.manifest.get(object_id(ns + [name]))
-            if entry is not None:
-                return entry.kind
-        if not ns and self._listed_root_table(name):
-            return TABLE
-        return None
+    def _table_of(self, ns: list[str], name: str, entry: Entry) -> _DirTable:
+        return _DirTable(name=name, location=self._abs(entry.location), properties=dict(entry.properties or {}),
+                         entry=entry)
 
     # -- root listing ------------------------------------------------------------------
-    def _root_tables(self, continuation: bool) -> list[str]:
+    def _root_listing(self, continuation: bool) -> tuple[list[str], dict[str, str]]:
+        """(sorted names of the root tables, listed name -> location), cached."""
         mversion = 0
         if self.manifest is not None:
             self.manifest.refresh()
@@ -232,98 +238,69 @@ class DirectoryNamespace(TableDataOps, NamespaceBase):
         cached = self._listing
         if cached and cached[0] == mversion:
             if self.local and cached[1] == key:
-                return cached[3]
+                return cached[3], cached[4]
             if not self.local and (now - cached[2] < (_REMOTE_LISTING_TTL if continuation else 1.0)):
-                return cached[3]
+                return cached[3], cached[4]
         with self._listing_lock:
             names = set(self.manifest.children("", TABLE)) if self.manifest else set()
-            if self.dir_listing_enabled:
-                names |= self._scan_root()
-            listing = sorted(names)
-            self._listing = (mversion, key, now, listing)
-            return listing
+            listed = self._scan_root() if self.dir_listing_enabled else {}
+            listed = {n: loc for n, loc in listed.items() if n not in names}
+            listing = sorted(names | set(listed))
+            self._listing = (mversion, key, now, listing, listed)
+            return listing, listed
 
-    def _scan_root(self) -> set[str]:
+    def _scan_root(self) -> dict[str, str]:
         taken = self._taken_dirs()
-        found = set()
+        found: dict[str, str] = {}
         for dirname, is_dir in self.files.list_dir(self.root):
             if not is_dir or dirname in taken:
                 continue
             if dirname.endswith(TABLE_SUFFIX):
                 name = dirname[: -len(TABLE_SUFFIX)]
-            elif self.bare_table_dirs and not dirname.startswith(("_", ".")):
+            elif self._bare_name(dirname):
                 name = dirname
             else:
                 continue
             if name_problem(name) or ID_DELIMITER in name:
                 continue
-            if self.files.exists(storage.join(self.root, dirname, DEREGISTERED)):
+            location = storage.join(self.root, dirname)
+            if self.files.exists(storage.join(location, DEREGISTERED)):
                 continue
-            found.add(name)
+            if name not in found or dirname.endswith(TABLE_SUFFIX):  # <name>.lance before <name>/
+                found[name] = location
         return found
 
     def _invalidate_listing(self) -> None:
         self._listing = None
 
-    # -- namespaces ----------------------------------------------------------------------
-    def create_namespace(self, request):
-        ns = _check_names(validate_id(request.id))
-        mode = CreateMode.parse(request.mode, CreateMode.CREATE)
-        if not ns:
-            raise InvalidInputError("the root namespace always exists and cannot be created")
+    # -- primitives: namespaces -------------------------------------------------------
+    def _get_namespace(self, ns):
+        _check_names(ns)
+        entry = self.manifest.get(object_id(ns)) if self.manifest else None
+        if entry is None or entry.kind != NAMESPACE:
+            return None
+        return dict(entry.properties or {})
+
+    def _list_namespaces(self, parent):
+        return self.manifest.children(object_id(parent), NAMESPACE) if self.manifest else []
+
+    def _create_namespace(self, ns, properties):
         if self.manifest is None:
             raise UnsupportedOperationError("child namespaces need manifest_enabled=true")
-        self._require_namespace(ns[:-1])
-        props = dict(request.properties or {})
-        taken = self._name_taken(ns[:-1], ns[-1])
-        if taken == TABLE:
+        if len(ns) == 1 and self._listed_root_table(ns[0]):
             raise NamespaceAlreadyExistsError(f"{to_string(ns)!r} is already the name of a table")
-        if taken == NAMESPACE:
-            existing = self.manifest.get(object_id(ns))
-            if mode is CreateMode.CREATE:
-                raise NamespaceAlreadyExistsError(f"namespace {to_string(ns)!r} already exists")
-            if mode is CreateMode.EXIST_OK:
-                return CreateNamespaceResponse(properties=dict(existing.properties or {}))
-            self._drop_namespace_tree(ns, existing, DropBehavior.RESTRICT)
         try:
-            self.manifest.insert(Entry(object_id(ns), NAMESPACE, None, props or None))
+            self.manifest.insert(Entry(object_id(ns), NAMESPACE, None, properties or None))
         except Exists as e:
-            if e.entry.kind == NAMESPACE and mode is CreateMode.EXIST_OK:
-                return CreateNamespaceResponse(properties=dict(e.entry.properties or {}))
-            raise NamespaceAlreadyExistsError(f"namespace {to_string(ns)!r} already exists") from None
-        return CreateNamespaceResponse(properties=props)
+            what = "namespace" if e.entry.kind == NAMESPACE else "table"
+            raise NamespaceAlreadyExistsError(f"{to_string(ns)!r} is already the name of a {what}") from None
 
-    def list_namespaces(self, request):
-        ns = _check_names(validate_id(request.id))
-        self._require_namespace(ns)
-        names = self.manifest.children(object_id(ns), NAMESPACE) if self.manifest else []
-        page, token = paginate(names, request.limit, request.page_token)
-        return ListNamespacesResponse(namespaces=page, page_token=token)
+    def _drop_namespace(self, ns):
+        return self.manifest.delete([object_id(ns)]) > 0
 
-    def describe_namespace(self, request):
-        entry = self._require_namespace(_check_names(validate_id(request.id)))
-        return DescribeNamespaceResponse(properties=dict(entry.properties or {}) if entry else {})
-
-    def namespace_exists(self, request):
-        self._require_namespace(_check_names(validate_id(request.id)))
-        return NamespaceExistsResponse()
-
-    def drop_namespace(self, request):
-        ns = _check_names(validate_id(request.id))
-        mode = DropMode.parse(request.mode, DropMode.FAIL)
-        behavior = DropBehavior.parse(request.behavior, DropBehavior.RESTRICT)
-        if not ns:
-            raise InvalidInputError("the root namespace cannot be dropped")
-        try:
-            entry = self._require_namespace(ns)
-        except NamespaceNotFoundError:
-            if mode is DropMode.SKIP:
-                return DropNamespaceResponse()
-            raise
-        self._drop_namespace_tree(ns, entry, behavior)
-        return DropNamespaceResponse(properties=dict(entry.properties or {}))
-
-    def _drop_namespace_tree(self, ns: list[str], entry: Entry, behavior: DropBehavior) -> None:
+    def _drop_checked(self, ns, behavior, purge=False):
+        """The whole tree in one manifest commit (entries first: a failure
+        afterwards leaves orphan files, never an entry pointing at deleted data)."""
         oid = object_id(ns)
         inside = self.manifest.descendants(oid)
         if inside and behavior is DropBehavior.RESTRICT:
@@ -331,132 +308,110 @@ class DirectoryNamespace(TableDataOps, NamespaceBase):
             raise NamespaceNotEmptyError(
                 f"namespace {to_string(ns)!r} is not empty ({len(inside) - tables} namespaces, {tables} tables)"
             )
-        # Entries first, in one commit: a failure afterwards leaves orphan files,
-        # never an entry pointing at deleted data.
-        self.manifest.delete([e.object_id for e in inside] + [oid])
+        if not self.manifest.delete([e.object_id for e in inside] + [oid]):
+            raise NamespaceNotFoundError(f"namespace {to_string(ns)!r} does not exist")  # a racing drop won
         for e in inside:
             if e.kind == TABLE and e.location:
-                self.files.delete_tree(self._abs(e.location))
+                parts = e.object_id.split(ID_DELIMITER)
+                table = self._table_of(parts[:-1], parts[-1], e)
+                if self.deletes_data_of(parts[:-1], table, purge):
+                    self.files.delete_tree(table.location)
 
-    # -- tables ------------------------------------------------------------------------------
-    def list_tables(self, request):
-        ns = _check_names(validate_id(request.id))
-        self._require_namespace(ns)
+    # -- primitives: tables -------------------------------------------------------------
+    def _list_tables(self, ns):
         if ns:
-            names = self.manifest.children(object_id(ns), TABLE)
-        else:
-            names = self._root_tables(continuation=bool(request.page_token))
-        if request.include_declared is False:
-            names = [n for n in names if self.files.has_versions(self._find_table(ns, n).location)]
-        page, token = paginate(names, request.limit, request.page_token)
-        return ListTablesResponse(tables=page, page_token=token)
+            return [self._table_of(ns, n, self.manifest.get(object_id(ns + [n])))
+                    for n in self.manifest.children(object_id(ns), TABLE)]
+        names, listed = self._root_listing(False)
+        return [
+            _DirTable(name=n, location=listed[n]) if n in listed else self._table_of([], n, self.manifest.get(n))
+            for n in names
+        ]
 
-    def describe_table(self, request):
-        t = self._table(request.id)
-        resp = DescribeTableResponse(
-            table=t.name,
-            namespace=t.ns,
-            location=t.location,
-            table_uri=t.location,
-            storage_options=self.storage_options or None,
-            properties=t.properties or None,
-        )
-        if request.load_detailed_metadata or request.version is not None or request.tag or request.check_declared:
-            detail.fill_detail(resp, t.location, self.storage_options, request)
-        return resp
+    def _lance_table_names(self, ns):
+        if ns:
+            return self.manifest.children(object_id(ns), TABLE)
+        return self._root_listing(getattr(self._paging, "continuation", False))[0]
 
-    def table_exists(self, request):
-        t = self._table(request.id)
-        if request.version is not None:
-            detail.open_dataset(t.location, self.storage_options, request.version)
-        return TableExistsResponse()
+    def list_tables(self, request):
+        # a continuation page reuses a remote root listing longer (consistent pages)
+        self._paging.continuation = bool(request.page_token)
+        try:
+            return super().list_tables(request)
+        finally:
+            self._paging.continuation = False
 
-    def declare_table(self, request):
-        ns, name = split_table_id(request.id)
+    def _get_table(self, ns, name):
         _check_names(ns + [name])
-        self._require_namespace(ns)
-        props = dict(request.properties or {})
-        if request.location:
-            location = self._checked_location(request.location)
-        elif ns:
-            location = storage.join(self.root, nested_dir_name(object_id(ns + [name])))
-        else:
-            location = self._root_dir(name)
-        if self._name_taken(ns, name):
-            raise TableAlreadyExistsError(f"table {to_string(ns + [name])!r} already exists")
-        if not ns and not request.location and self.files.exists(location):
-            raise TableAlreadyExistsError(
-                f"{location!r} already holds a (deregistered) table; register it or drop its directory"
-            )
-        marker = storage.join(location, RESERVED)
+        if self.manifest is not None:
+            entry = self.manifest.get(object_id(ns + [name]))
+            if entry is not None:
+                return self._table_of(ns, name, entry) if entry.kind == TABLE else None
+        if not ns:
+            location = self._listed_root_table(name)
+            if location:
+                return _DirTable(name=name, location=location)
+        return None
+
+    def _create_table(self, ns, table):
         if self.manifest is None:
-            if ns or request.location:
-                raise UnsupportedOperationError("declaring nested or relocated tables needs manifest_enabled=true")
+            if ns or table.location.rstrip("/") != self._root_dir(table.name):
+                raise UnsupportedOperationError(
+                    "without manifest_enabled a table is a root table in its own <name>.lance directory"
+                )
+            return  # the reserved marker (DeclareTable) or the data (RegisterTable) is the table
+        try:
+            self.manifest.insert(
+                Entry(object_id(ns + [table.name]), TABLE, self._stored(table.location), table.properties or None)
+            )
+        except Exists:
+            raise TableAlreadyExistsError(f"{to_string(ns + [table.name])!r} already exists") from None
+        finally:
+            self._invalidate_listing()
+
+    def _delete_table(self, ns, name):
+        try:
+            entry = self.manifest.get(object_id(ns + [name])) if self.manifest else None
+            if entry is None:
+                return None  # a listed root table: its directory is the table
+            return self.manifest.delete([entry.object_id]) > 0
+        finally:
+            self._invalidate_listing()
+
+    def _drop_table_object(self, ns, table, purge=False):
+        super()._drop_table_object(ns, table, purge)
+        self._invalidate_listing()  # the directory is gone now too
+
+    # -- the layout's marker files --------------------------------------------------------
+    def declare_table(self, request):
+        if request.location is None and self.manifest is not None:
+            ns, name = split_table_id(request.id)
+            if not ns and self.files.exists(self._root_dir(name)) and self._get_table(ns, name) is None:
+                raise TableAlreadyExistsError(
+                    f"{self._root_dir(name)!r} already holds a (deregistered) table; register it or drop its directory"
+                )
+        return super().declare_table(request)
+
+    def _declared(self, ns, table):
+        marker = storage.join(table.location, RESERVED)
+        if self.manifest is None:
             if not self.files.write(marker, MARKER_BODY, exclusive=True):
-                raise TableAlreadyExistsError(f"table {name!r} already exists")
+                raise TableAlreadyExistsError(f"table {table.name!r} already exists")
         else:
-            oid = object_id(ns + [name])
-            try:
-                self.manifest.insert(Entry(oid, TABLE, self._stored(location), props or None))
-            except Exists:
-                raise TableAlreadyExistsError(f"table {to_string(ns + [name])!r} already exists") from None
             try:
                 self.files.write(marker, MARKER_BODY)
             except Exception:
-                self.manifest.delete([oid])  # nothing is left of a declaration that failed
+                self.manifest.delete([object_id(ns + [table.name])])  # nothing is left of a failed declaration
                 raise
         self._invalidate_listing()
-        return DeclareTableResponse(
-            location=location, storage_options=self.storage_options or None, properties=props or None
-        )
 
-    def register_table(self, request):
-        ns, name = split_table_id(request.id)
-        _check_names(ns + [name])
-        mode = RegisterMode.parse(request.mode, RegisterMode.CREATE)
-        self._require_namespace(ns)
-        location = self._checked_location(request.location)
-        if storage.lance_version(location, self.storage_options) is None:
-            raise InvalidInputError(f"no Lance table at {request.location!r}")
-        props = dict(request.properties or {})
-        existing = self._find_table(ns, name)
-        if existing is not None and mode is RegisterMode.CREATE:
-            raise TableAlreadyExistsError(f"table {to_string(ns + [name])!r} already exists")
-        if existing is None and self._name_taken(ns, name):
-            raise TableAlreadyExistsError(f"{to_string(ns + [name])!r} is already the name of a namespace")
-        natural = not ns and location.rstrip("/") == self._root_dir(name)
-        if self.manifest is None:
-            if not natural:
-                raise UnsupportedOperationError(
-                    "without manifest_enabled only a root table's own <name>.lance directory can be registered"
-                )
-        else:
-            oid = object_id(ns + [name])
-            if existing is not None and existing.entry is not None:
-                self.manifest.delete([oid])
-            try:
-                self.manifest.insert(Entry(oid, TABLE, self._stored(location), props or None))
-            except Exists:
-                raise TableAlreadyExistsError(f"table {to_string(ns + [name])!r} already exists") from None
-        if natural:
-            self.files.delete_file(storage.join(location, DEREGISTERED))
+    def _registered(self, ns, table):
+        if not ns and table.location.rstrip("/") == self._root_dir(table.name):
+            self.files.delete_file(storage.join(table.location, DEREGISTERED))
         self._invalidate_listing()
-        return RegisterTableResponse(location=location, properties=props or None)
 
-    def deregister_table(self, request):
-        t = self._table(request.id)
-        if t.entry is not None:
-            self.manifest.delete([t.entry.object_id])
-        if not t.ns and storage.is_within(self.root, t.location) and "/" not in self._stored(t.location):
+    def _deregistered(self, ns, table):
+        if not ns and storage.is_within(self.root, table.location) and "/" not in self._stored(table.location):
             # a root directory would be found again by listing: mark it, as pylance does
-            self.files.write(storage.join(t.location, DEREGISTERED), MARKER_BODY)
+            self.files.write(storage.join(table.location, DEREGISTERED), MARKER_BODY)
         self._invalidate_listing()
-        return DeregisterTableResponse(id=t.ns + [t.name], location=t.location, properties=t.properties or None)
-
-    def drop_table(self, request):
-        t = self._table(request.id)
-        if t.entry is not None:
-            self.manifest.delete([t.entry.object_id])
-        self.files.delete_tree(t.location)
-        self._invalidate_listing()
-        return DropTableResponse(id=t.ns + [t.name], location=t.location, properties=t.properties or None)
