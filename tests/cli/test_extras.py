@@ -24,8 +24,9 @@ FEATURES = {
     "iceberg": [["namespace", "list", "--impl", "iceberg", "--prop", "endpoint=http://127.0.0.1:9"]],
 }
 #: extras that are no command-line feature: spark is a library (lance_ns.spark);
-#: cli is empty (kept for old install lines); all/test gather the others
-NOT_CLI = {"spark", "cli", "all", "test"}
+#: cli is empty (kept for old install lines); docs builds the API reference;
+#: all/test gather the others
+NOT_CLI = {"spark", "cli", "docs", "all", "test"}
 IMPORT_NAME = {"pyyaml": "yaml"}
 #: (extra, package) the feature does not import at all: nothing to name when absent
 UNUSED = {("iceberg", "httpx"): "lance_ns.impls.iceberg talks HTTP through pyiceberg, never imports httpx"}
