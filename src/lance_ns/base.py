@@ -102,6 +102,12 @@ def is_panic(exc: BaseException) -> bool:
     return not isinstance(exc, Exception) and type(exc).__name__ == "PanicException"
 
 
+def is_name_too_long(exc: BaseException) -> bool:
+    """A name that fits the limits but not the file system (ENAMETOOLONG, also
+    as pyarrow's file-system errors carry it)."""
+    return isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG
+
+
 def normalising(fn: Callable, op: Operation) -> Callable:
     @functools.wraps(fn)
     def wrapper(self, request=None, *args, **kwargs):
@@ -115,7 +121,7 @@ def normalising(fn: Callable, op: Operation) -> Callable:
             # a backend building a response or sub-model from bad input
             raise InvalidInputError(_short(e)) from None
         except OSError as e:
-            if e.errno == errno.ENAMETOOLONG:  # a name that fits the limits but not the file system
+            if is_name_too_long(e):
                 raise InvalidInputError(f"{op.op_id}: a name is too long for the storage") from None
             raise
         except BaseException as e:

@@ -62,7 +62,7 @@ from lance_namespace import (
 )
 
 from . import storage
-from .base import NamespaceBase
+from .base import NamespaceBase, is_name_too_long
 from .dataops import TableDataOps
 from .errors import (
     InternalError,
@@ -132,6 +132,8 @@ def _translating(fn):
         except LanceNamespaceError:
             raise
         except Exception as e:  # noqa: BLE001 - translated, never swallowed
+            if is_name_too_long(e):
+                raise  # the operation wrapper answers it (code 13) for every backend
             mapped = self.translate_error(e)
             if mapped is None:
                 mapped = InternalError(f"{type(self).__name__}: {type(e).__name__}: {e}")
