@@ -429,13 +429,6 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
             location = self.default_location(ns, name)
         if self._get_table(ns, name) is not None:
             raise TableAlreadyExistsError(f"table {to_string(ns + [name])!r} already exists")
-        if not request.location and storage.has_versions(location, self.storage_options):
-            # e.g. a deregistered table, or one registered under another name: a
-            # new table here would write into that data (and its drop delete it)
-            raise TableAlreadyExistsError(
-                f"the default location {location!r} of {to_string(ns + [name])!r} already holds a Lance table; "
-                "register it, or remove it first"
-            )
         props = self._stored_properties(request.properties)
         table = CatalogTable(name=name, location=location, properties=props, kind=self.lance_table_kind)
         self._create_table(ns, table)
