@@ -84,6 +84,10 @@ LANCE = "lance"
 #: the request ``context`` key asking DropTable / DropNamespace to delete the
 #: data of tables at locations the namespace does not own (registered ones)
 PURGE_CONTEXT_KEY = "purge"
+#: the same over REST, where only ``header.*`` context entries travel (as HTTP
+#: headers): a server that puts a request's headers back into the context as
+#: ``header.<name>`` entries passes it through unchanged
+PURGE_HEADER = "X-Lance-Purge"
 #: path components that belong to a Lance table or to a namespace's own files:
 #: no table location may run through them
 RESERVED_PARTS = frozenset(
@@ -96,8 +100,9 @@ _MAX_ANCESTORS = 32
 
 def purge_requested(request) -> bool:
     """Whether a drop request asks to delete data the namespace does not own."""
-    value = (getattr(request, "context", None) or {}).get(PURGE_CONTEXT_KEY)
-    return str(value).lower() in ("true", "1", "yes") if value is not None else False
+    context = getattr(request, "context", None) or {}
+    keys = {PURGE_CONTEXT_KEY, f"header.{PURGE_HEADER}".lower()}
+    return any(k.lower() in keys and str(v).lower() in ("true", "1", "yes") for k, v in context.items())
 
 
 def _overlaps(a: str, b: str) -> bool:
