@@ -535,7 +535,8 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
                 f"location {raw!r} is outside the namespace root {self.root!r} "
                 "(set allow_external_locations=true to allow it)"
             )
-        parts = storage.parts(location)
+        # below the root only, inside it: the root's own path is the operator's choice
+        parts = storage.parts(location)[len(storage.parts(self.root)) :] if within else storage.parts(location)
         reserved = sorted(RESERVED_PARTS.intersection(parts))
         if reserved:
             raise InvalidInputError(f"location {raw!r} runs through the reserved path {reserved[0]!r}")
