@@ -268,8 +268,7 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
             raise TableNotFoundError(f"table {to_string(ns + [name])!r} does not exist")
         self._check_depth(ns, "table namespace")
         table = self._get_table(ns, name)
-        if table is None:
-            self._require_namespace(ns)  # a missing namespace is reported as such
+        if table is None:  # also in a missing namespace: one lookup, no second one to tell which
             raise TableNotFoundError(f"table {to_string(ns + [name])!r} does not exist")
         if not self.is_lance(table):
             raise InvalidInputError(f"table {to_string(ns + [name])!r} is not a Lance table")
