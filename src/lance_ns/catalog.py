@@ -84,6 +84,10 @@ LANCE = "lance"
 #: the request ``context`` key asking DropTable / DropNamespace to delete the
 #: data of tables at locations the namespace does not own (registered ones)
 PURGE_CONTEXT_KEY = "purge"
+#: the same over REST, where only ``header.*`` context entries travel (as HTTP
+#: headers): a server that puts a request's headers back into the context as
+#: ``header.<name>`` entries passes it through unchanged
+PURGE_HEADER = "X-Lance-Purge"
 #: path components that belong to a Lance table or to a namespace's own files:
 #: no table location may run through them
 RESERVED_PARTS = frozenset(
@@ -96,8 +100,9 @@ _MAX_ANCESTORS = 32
 
 def purge_requested(request) -> bool:
     """Whether a drop request asks to delete data the namespace does not own."""
-    value = (getattr(request, "context", None) or {}).get(PURGE_CONTEXT_KEY)
-    return str(value).lower() in ("true", "1", "yes") if value is not None else False
+    context = getattr(request, "context", None) or {}
+    keys = {PURGE_CONTEXT_KEY, f"header.{PURGE_HEADER}".lower()}
+    return any(k.lower() in keys and str(v).lower() in ("true", "1", "yes") for k, v in context.items())
 
 
 def _overlaps(a: str, b: str) -> bool:
@@ -265,8 +270,7 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
             raise TableNotFoundError(f"table {to_string(ns + [name])!r} does not exist")
         self._check_depth(ns, "table namespace")
         table = self._get_table(ns, name)
-        if table is None:
-            self._require_namespace(ns)  # a missing namespace is reported as such
+        if table is None:  # also in a missing namespace: one lookup, no second one to tell which
             raise TableNotFoundError(f"table {to_string(ns + [name])!r} does not exist")
         if not self.is_lance(table):
             raise InvalidInputError(f"table {to_string(ns + [name])!r} is not a Lance table")
@@ -431,13 +435,6 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
             location = self.default_location(ns, name)
         if self._get_table(ns, name) is not None:
             raise TableAlreadyExistsError(f"table {to_string(ns + [name])!r} already exists")
-        if not request.location and storage.has_versions(location, self.storage_options):
-            # e.g. a deregistered table, or one registered under another name: a
-            # new table here would write into that data (and its drop delete it)
-            raise TableAlreadyExistsError(
-                f"the default location {location!r} of {to_string(ns + [name])!r} already holds a Lance table; "
-                "register it, or remove it first"
-            )
         props = self._stored_properties(request.properties)
         table = CatalogTable(name=name, location=location, properties=props, kind=self.lance_table_kind)
         self._create_table(ns, table)
@@ -539,7 +536,8 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
                 f"location {raw!r} is outside the namespace root {self.root!r} "
                 "(set allow_external_locations=true to allow it)"
             )
-        parts = storage.parts(location)
+        # below the root only, inside it: the root's own path is the operator's choice
+        parts = storage.parts(location)[len(storage.parts(self.root)) :] if within else storage.parts(location)
         reserved = sorted(RESERVED_PARTS.intersection(parts))
         if reserved:
             raise InvalidInputError(f"location {raw!r} runs through the reserved path {reserved[0]!r}")

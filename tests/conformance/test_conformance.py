@@ -420,10 +420,12 @@ def test_cascade_drop_keeps_the_data_of_registered_tables(scope):
 def test_purge_drops_the_data_of_a_registered_table(scope):
     if not (scope.has("data") and scope.has("register")):
         pytest.skip("backend cannot register existing locations here")
+    from lance_ns.base import NamespaceBase
     from lance_ns.impls.rest import RestNamespace
 
-    if isinstance(scope.client, RestNamespace):
-        pytest.skip("the REST protocol carries only header.* context entries; purge over REST is not wired")
+    if isinstance(scope.client, RestNamespace) or not isinstance(scope.client, NamespaceBase):
+        pytest.skip("purge travels in the request context; over REST only header.* entries do, "
+                    "and the server does not map them back yet")
     c = scope.client
     alias, location = _registered_alias(scope)
     c.drop_table({"id": alias, "context": {"purge": "true"}})

@@ -69,3 +69,15 @@ def test_every_namespace_is_a_context_manager_that_closes(tmp_path):
     with lance_ns.connect("dir", {"root": str(tmp_path / "d")}) as d:
         d.declare_table({"id": ["t"]})
     d.close()  # a second close is harmless
+
+
+def test_purge_is_asked_for_by_the_request_context():
+    from lance_namespace import DropNamespaceRequest, DropTableRequest
+
+    from lance_ns.catalog import purge_requested
+
+    assert not purge_requested(DropTableRequest(id=["t"]))
+    assert not purge_requested(DropTableRequest(id=["t"], context={"purge": "false"}))
+    assert purge_requested(DropTableRequest(id=["t"], context={"purge": "true"}))
+    assert purge_requested(DropNamespaceRequest(id=["a"], context={"purge": "TRUE"}))
+    assert purge_requested(DropTableRequest(id=["t"], context={"header.x-lance-purge": "true"}))

@@ -54,6 +54,13 @@ def _declare_many(root: str, prefix: str, count: int, barrier) -> str:
     return "done"
 
 
+def _drop_same(root: str, table_id: list[str], barrier) -> str:
+    ns = lance_ns.connect("dir", {"root": root})
+    ns.describe_table({"id": table_id})  # every process has seen the table before the race
+    barrier.wait()
+    return _outcome(lambda: ns.drop_table({"id": table_id}))
+
+
 @pytest.fixture(scope="module")
 def race():
     ctx = mp.get_context("spawn")
@@ -100,3 +107,15 @@ def test_concurrent_manifest_updates_lose_no_entry(tmp_path, race):
     expected = sorted(f"p{i}_{j:03d}" for i in range(WORKERS) for j in range(15))
     fresh = lance_ns.connect("dir", {"root": root})
     assert fresh.list_tables({"id": ["ns"]}).tables == expected
+
+
+@pytest.mark.parametrize("table_id", [["t"], ["ns", "t"]], ids=["root", "nested"])
+def test_concurrent_drops_of_one_table_have_one_winner(tmp_path, race, table_id):
+    root = str(tmp_path)
+    ns = lance_ns.connect("dir", {"root": root})
+    ns.create_namespace({"id": ["ns"]})
+    ns.declare_table({"id": table_id})
+    out = race(_drop_same, lambda i: (root, table_id))
+    assert out.count("won") == 1, out
+    assert sorted(o for o in out if o != "won") == ["TableNotFoundError:4"] * (WORKERS - 1)
+    assert ns.list_tables({"id": table_id[:-1]}).tables == []

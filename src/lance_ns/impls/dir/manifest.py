@@ -314,7 +314,12 @@ class Manifest:
         fail with PyO3's "Already mutably borrowed".  So the shared object is
         only ever read, and replaced, never changed in place.
         """
-        return self._ds.checkout_version(self._version)
+        try:
+            return self._ds.checkout_version(self._version)
+        except Exception as e:  # that version was cleaned up by another process's compaction
+            if not _is_missing(e):
+                raise
+            return self._open()
 
     def _put(self, entry: Entry) -> None:
         self._entries[entry.object_id] = entry
