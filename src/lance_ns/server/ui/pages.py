@@ -65,12 +65,13 @@ COOKIE = "lance_ns_ui"
 MAX_FORM_BYTES = 8192
 
 #: every page: no script at all, styles and images from the server only, never framed,
-#: page tokens and names in URLs not sent elsewhere, nothing cached
+#: page tokens and names in URLs not sent to other sites (``same-origin``: a stricter
+#: ``no-referrer`` makes browsers send ``Origin: null`` on the UI's own forms), nothing cached
 SECURITY_HEADERS = {
     "content-security-policy": "default-src 'none'; style-src 'self'; img-src 'self'; "
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
     "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
+    "referrer-policy": "same-origin",
     "cache-control": "no-store",
 }
 
@@ -394,7 +395,7 @@ class Browser:
             target = _safe_next(request.query_params.get("next"), base)
             if not self.owner.auth_required:
                 return RedirectResponse(target, status_code=303, headers=SECURITY_HEADERS)
-            return self.render(request, "login.html", next=target, failed=False)
+            return self.render(request, "login.html", next=target, failed=False, signing_in=True)
         if not _same_origin(request):
             return self.error(request, InvalidInputError("cross-site sign-in refused"), status=403)
         body = await request.body()
@@ -410,7 +411,7 @@ class Browser:
                 raise UnauthenticatedError("no token")
             self.owner._authenticate(_token_headers(token))
         except UnauthenticatedError:
-            return self.render(request, "login.html", status=401, next=target, failed=True)
+            return self.render(request, "login.html", status=401, next=target, failed=True, signing_in=True)
         response = RedirectResponse(target, status_code=303, headers=SECURITY_HEADERS)
         response.set_cookie(COOKIE, _encode_token(token), path=base + "/", httponly=True, samesite="strict",
                             secure=request.url.scheme == "https")
