@@ -278,3 +278,21 @@ def test_every_call_asks_the_servers_authorization_hook(lake):
     assert ("DescribeTable", ("sales", "orders")) in asked and ("QueryTable", ("sales", "orders")) in asked
     denied = ui.get("/ui/ns/ops")
     assert denied.status_code == 403 and "(code 15)" in denied.text
+
+
+def test_both_serve_commands_take_no_ui(monkeypatch, tmp_path):
+    """``python -m lance_ns.server --no-ui`` and ``lance-ns serve --no-ui`` reach the app as ui=False."""
+    from click.testing import CliRunner
+
+    from lance_ns.cli import app as cli_app
+    from lance_ns.server import command, running
+
+    seen = []
+    monkeypatch.setattr(running, "serve", lambda ns, **kw: seen.append(kw["ui"]))
+    root = str(tmp_path / "lake")
+    assert command.main(["--impl", "dir", "--prop", f"root={root}", "--no-ui"]) == 0
+    assert command.main(["--impl", "dir", "--prop", f"root={root}"]) == 0
+    for extra in (["--no-ui"], []):
+        r = CliRunner().invoke(cli_app.cli, ["serve", "--impl", "dir", "--prop", f"root={root}", *extra])
+        assert r.exit_code == 0, r.output
+    assert seen == [False, True, False, True]

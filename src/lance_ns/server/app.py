@@ -41,6 +41,7 @@ from ..limits import Limits
 from ..modes import CreateMode, DropBehavior, DropMode, RegisterMode, WriteMode
 from ..redact import RedactingFilter, is_secret_key, redact_text
 from . import routes as R
+from . import ui
 from .command import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_THREADS
 
 log = logging.getLogger("lance_ns.server")
@@ -202,7 +203,7 @@ class NamespaceApp:
 
     def authenticates_itself(self, path: str) -> bool:
         """Paths that check credentials themselves: the UI accepts its sign-in cookie too."""
-        return self.ui and (path == "/ui" or path.startswith("/ui/"))
+        return self.ui and (path == ui.PREFIX or path.startswith(ui.PREFIX + "/"))
 
     def _authenticate(self, headers: Mapping[str, str]) -> None:
         if not (self._tokens or self._keys):
@@ -385,8 +386,6 @@ class NamespaceApp:
             StarletteRoute("/openapi.yaml", self.openapi_yaml, methods=["GET"]),
         ]
         if self.ui:
-            from . import ui
-
             table.append(ui.mount(self))
 
         async def on_namespace_error(request: Request, exc: Exception) -> Response:

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 
 from starlette.routing import Mount
 
+from .pages import Browser  # imports jinja2 (the server extra's) with the server
+
 #: where the browser lives; the UI authenticates its own requests (header or cookie)
 PREFIX = "/ui"
 
@@ -25,6 +27,4 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def mount(owner: "NamespaceApp") -> Mount:
     """The UI as a Starlette ``Mount`` at :data:`PREFIX` over ``owner``'s namespace."""
-    from .pages import Browser
-
     return Mount(PREFIX, app=Browser(owner).build(), name="ui")
