@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import inspect
 import json
 import logging
 import math
@@ -222,7 +223,9 @@ class Browser:
         # the server's one authorization function (per-principal grants), when it has one
         authorize = getattr(self.owner, "authorize", None)
         if authorize is not None:
-            authorize(principal, op, model)
+            decision = authorize(principal, op, model)  # raises PermissionDeniedError to refuse
+            if inspect.isawaitable(decision):
+                await decision
         result = await self.owner._run(getattr(self.owner.namespace, method), model)
         return self.owner._without_own_secrets(result)
 
@@ -345,6 +348,7 @@ class Browser:
         columns = [c for c in query.getlist("columns") if c]
         described = await self.describe(principal, parts, version)
         detail = dump(described)
+        detail["location"] = redact_text(detail.get("location") or "")  # a URI may carry a password
         current = detail.get("version")
         sections: dict[str, Section] = {}
 
