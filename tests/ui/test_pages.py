@@ -296,3 +296,15 @@ def test_both_serve_commands_take_no_ui(monkeypatch, tmp_path):
         r = CliRunner().invoke(cli_app.cli, ["serve", "--impl", "dir", "--prop", f"root={root}", *extra])
         assert r.exit_code == 0, r.output
     assert seen == [False, True, False, True]
+
+
+def test_a_section_that_fails_unexpectedly_leaves_the_rest_of_the_page(lake, monkeypatch, caplog):
+    def broken(request):
+        raise RuntimeError("backend bug with password=hunter2")
+
+    monkeypatch.setattr(lake, "list_table_indices", broken)
+    r = client(create_app(lake)).get("/ui/table/sales/orders")
+    assert r.status_code == 200
+    assert '<td id="row-count">8</td>' in r.text
+    assert "failed unexpectedly" in r.text and "hunter2" not in r.text
+    assert "hunter2" not in caplog.text

@@ -41,9 +41,10 @@ from ...errors import (
     UnsupportedOperationError,
     http_status,
 )
-from ...redact import redact_mapping, redact_text
+from ...redact import RedactingFilter, redact_mapping, redact_text
 
 log = logging.getLogger("lance_ns.server.ui")
+log.addFilter(RedactingFilter())  # a backend's traceback may quote its secrets
 
 HERE = Path(__file__).parent
 #: names per page of a namespace's child namespaces and tables
@@ -237,6 +238,9 @@ class Browser:
             if isinstance(e, UnsupportedOperationError):
                 return Section(error="not supported by this catalog")
             return Section(error=redact_text(str(e)))
+        except Exception:  # one failing section must not take the page down; logged like REST's 500s
+            log.exception("%s failed while rendering a page", OPERATIONS[method].op_id)
+            return Section(error="failed unexpectedly (see the server log)")
 
     # -- rendering ---------------------------------------------------------------------
     def render(self, request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
@@ -507,6 +511,9 @@ def _sample(section: Section | None, rows: int) -> Section | None:
     if section is None or section.error:
         return section
     value = section.value
-    data = tables.ipc_to_table(value.data if hasattr(value, "data") else value).slice(0, rows)
+    try:
+        data = tables.ipc_to_table(value.data if hasattr(value, "data") else value).slice(0, rows)
+    except LanceNamespaceError as e:  # a foreign backend's answer that is no valid Arrow IPC file
+        return Section(error=redact_text(str(e)))
     names = data.column_names
     return Section({"columns": names, "rows": [[cell(r[c]) for c in names] for r in data.to_pylist()]})
