@@ -308,3 +308,21 @@ def test_a_section_that_fails_unexpectedly_leaves_the_rest_of_the_page(lake, mon
     assert '<td id="row-count">8</td>' in r.text
     assert "failed unexpectedly" in r.text and "hunter2" not in r.text
     assert "hunter2" not in caplog.text
+
+
+def test_any_backend_rest_over_another_server(lake):
+    """The UI of a server whose backend is the rest client of another server."""
+    from lance_ns.server import run_server_in_thread
+
+    with run_server_in_thread(lake) as upstream:
+        remote = lance_ns.connect("rest", {"uri": upstream.url, "max_retries": 0})
+        try:
+            ui = client(create_app(remote))
+            assert links(ui.get("/ui/ns/sales").text, "ns-link") == ["eu", "us"]
+            r = ui.get("/ui/table/sales/orders?rows=2")
+            assert r.status_code == 200
+            assert '<td id="row-count">8</td>' in r.text
+            assert re.findall(r"<tr><td>(\d+)</td><td>cust-\1</td>", r.text) == ["0", "1"]
+            assert '<span class="tag">release-1</span>' in r.text
+        finally:
+            remote.close()
