@@ -261,16 +261,25 @@ def test_sign_in_refuses_other_sites_and_foreign_redirects(guarded):
 
 
 def test_every_call_asks_the_servers_authorization_hook(lake):
-    """Issue 19's per-principal grants plug in as ``NamespaceApp.authorize(principal, op, request)``."""
+    """Per-principal grants: ``NamespaceApp._authorize(principal, route, request)`` refuses
+    with PermissionDeniedError, ``_visible(principal, route, request, result)`` narrows
+    listings (issue 19's server defines both; here they are stand-ins)."""
     app = create_app(lake)
     asked = []
 
-    def authorize(principal, op, request):
+    def authorize(principal, route, request):
+        op = route.op
         asked.append((op.op_id, tuple(request.id or ())))
         if op.op_id == "ListTableVersions" or tuple(request.id or ()) == ("ops",):
             raise PermissionDeniedError(f"no grant for {op.op_id}")
 
-    app.state.namespace_app.authorize = authorize
+    def visible(principal, route, request, result):
+        if route.op.method == "list_namespaces" and list(request.id or []) == ["sales"]:
+            return result.model_copy(update={"namespaces": [n for n in result.namespaces if n != "us"]})
+        return result
+
+    app.state.namespace_app._authorize = authorize
+    app.state.namespace_app._visible = visible
     ui = client(app)
     table = ui.get("/ui/table/sales/orders")
     assert table.status_code == 200
@@ -278,6 +287,8 @@ def test_every_call_asks_the_servers_authorization_hook(lake):
     assert ("DescribeTable", ("sales", "orders")) in asked and ("QueryTable", ("sales", "orders")) in asked
     denied = ui.get("/ui/ns/ops")
     assert denied.status_code == 403 and "(code 15)" in denied.text
+    sales = ui.get("/ui/ns/sales").text
+    assert links(sales, "ns-link") == ["eu"] and 'href="/ui/ns/sales/us"' not in sales  # the tree too
 
 
 def test_both_serve_commands_take_no_ui(monkeypatch, tmp_path):

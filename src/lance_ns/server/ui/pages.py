@@ -3,9 +3,10 @@ a table page (location, properties, schema, rows count, versions, tags, indices,
 sample of rows), plus the sign-in form used when the server requires credentials.
 
 Every backend call goes through :meth:`Browser.call`: the REST routes' request
-checks (``NamespaceApp._model``: ids, limits), the server's authorization hook
-when it has one, its bounded thread pool and its stripping of its own
-credentials from ``storage_options``.  Nothing here reads storage directly.
+checks (``NamespaceApp._model``: ids, limits), the server's authorization
+(``NamespaceApp._authorize`` / ``_visible``) when it has one, its bounded thread
+pool and its stripping of its own credentials from ``storage_options``.
+Nothing here reads storage directly.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from ... import tables
-from ...base import OPERATIONS
 from ...cli.output import dump, size, type_label, when
 from ...errors import (
     InternalError,
@@ -42,6 +42,7 @@ from ...errors import (
     http_status,
 )
 from ...redact import RedactingFilter, redact_mapping, redact_text
+from .. import routes as R
 
 log = logging.getLogger("lance_ns.server.ui")
 log.addFilter(RedactingFilter())  # a backend's traceback may quote its secrets
@@ -208,7 +209,7 @@ class Browser:
         ``x-api-key`` header), or the token kept in the sign-in cookie.  Raises
         UnauthenticatedError; None when the server has no credentials configured."""
         if not self.owner.auth_required:
-            return None
+            return self.owner._authenticate({})  # the server's anonymous principal
         headers = dict(request.headers)
         if "authorization" not in headers and "x-api-key" not in headers:
             token = _decode_token(request.cookies.get(COOKIE, ""))
@@ -218,17 +219,24 @@ class Browser:
         return self.owner._authenticate(headers)
 
     async def call(self, principal: Any, method: str, **fields: Any) -> Any:
-        """One namespace operation on behalf of ``principal``, the way the REST route runs it."""
-        op = OPERATIONS[method]
-        model = self.owner._model(op, fields)  # the same id, mode and limit checks as REST
-        # the server's one authorization function (per-principal grants), when it has one
-        authorize = getattr(self.owner, "authorize", None)
+        """One namespace operation on behalf of ``principal``, the way the REST route runs it.
+
+        The server's authorization, when it has one, is asked first:
+        ``owner._authorize(principal, route, request)`` raises PermissionDeniedError
+        (403 code 15) to refuse, and ``owner._visible(principal, route, request, result)``
+        may narrow a listing to what the principal may see.
+        """
+        route = R.ROUTES[method]
+        model = self.owner._model(route.op, fields)  # the same id, mode and limit checks as REST
+        authorize = getattr(self.owner, "_authorize", None)
         if authorize is not None:
-            decision = authorize(principal, op, model)  # raises PermissionDeniedError to refuse
+            decision = authorize(principal, route, model)
             if inspect.isawaitable(decision):
                 await decision
         result = await self.owner._run(getattr(self.owner.namespace, method), model)
-        return self.owner._without_own_secrets(result)
+        result = self.owner._without_own_secrets(result)
+        visible = getattr(self.owner, "_visible", None)
+        return result if visible is None else visible(principal, route, model, result)
 
     async def optional(self, principal: Any, method: str, **fields: Any) -> Section:
         """A call whose failure leaves one section of a page empty, with the reason."""
@@ -239,7 +247,7 @@ class Browser:
                 return Section(error="not supported by this catalog")
             return Section(error=redact_text(str(e)))
         except Exception:  # one failing section must not take the page down; logged like REST's 500s
-            log.exception("%s failed while rendering a page", OPERATIONS[method].op_id)
+            log.exception("%s failed while rendering a page", R.ROUTES[method].op.op_id)
             return Section(error="failed unexpectedly (see the server log)")
 
     # -- rendering ---------------------------------------------------------------------
