@@ -40,6 +40,7 @@ bench: install
 	$(BIN)/python benchmarks/bench_dir.py --quick
 	$(BIN)/python benchmarks/bench_rest.py --quick
 	$(BIN)/python benchmarks/bench_spark.py --quick
+	$(BIN)/python benchmarks/bench_ui.py --quick
 
 clean:
 	rm -rf $(VENV) .lance-ns-demo .pytest_cache site

@@ -370,6 +370,7 @@ command(cli, "serve", service.serve, "serve a namespace over the Lance REST prot
         click.option("--threads", type=int, default=DEFAULT_THREADS, help=f"backend worker threads (default {DEFAULT_THREADS})"),
         click.option("--max-body-bytes", type=int, default=DEFAULT_MAX_BODY_BYTES,
                      help="larger request bodies get HTTP 413 (default 256 MiB)"),
+        click.option("--no-ui", is_flag=True, help="do not serve the catalog browser at /ui/"),
         json_flag=False)
 
 # check

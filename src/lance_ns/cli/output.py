@@ -143,13 +143,14 @@ def size(num_bytes: int | str | None) -> str | None:
     raise AssertionError("unreachable")
 
 
-def _type_label(t: dict) -> str:
+def type_label(t: dict) -> str:
+    """A JSON Arrow type as one readable label: ``list<struct>[4]``, ``map<utf8, int64>``."""
     kind = t.get("type", "?")
     if kind in ("list", "large_list", "fixed_size_list") and t.get("fields"):
-        inner = _type_label(t["fields"][0].get("type") or {})
+        inner = type_label(t["fields"][0].get("type") or {})
         return f"{kind}<{inner}>" + (f"[{t['length']}]" if t.get("length") is not None else "")
     if kind == "map" and len(t.get("fields") or []) == 2:
-        key, item = (_type_label(f.get("type") or {}) for f in t["fields"])
+        key, item = (type_label(f.get("type") or {}) for f in t["fields"])
         return f"map<{key}, {item}>"
     if t.get("length") is not None:
         return f"{kind}[{t['length']}]"
@@ -164,7 +165,7 @@ def schema_tree(schema: dict, title: str) -> Tree:
     def add(node: Tree, field: dict) -> None:
         t = field.get("type") or {}
         label = Text(f"{field.get('name')}: ", style="bold")
-        label.append(_type_label(t), style="cyan")
+        label.append(type_label(t), style="cyan")
         if field.get("nullable") is False:
             label.append(" not null", style="yellow")
         child = node.add(label)

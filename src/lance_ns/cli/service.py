@@ -22,9 +22,11 @@ def serve(args, out: Output) -> int:
     guard = " (clients must authenticate)" if token or keys else ""
     # the token itself is never printed
     out.note(f"serving {ns.namespace_id()} at http://{args.host}:{args.port}{guard}")
+    if not args.no_ui:
+        out.note(f"catalog browser: http://{args.host}:{args.port}/ui/")
     run(
         ns, host=args.host, port=args.port, auth_token=token, api_keys=keys, log_level=args.log_level,
-        threads=args.threads, max_body_bytes=args.max_body_bytes,
+        threads=args.threads, max_body_bytes=args.max_body_bytes, ui=not args.no_ui,
     )
     return 0
 

@@ -41,6 +41,7 @@ from ..limits import Limits
 from ..modes import CreateMode, DropBehavior, DropMode, RegisterMode, WriteMode
 from ..redact import RedactingFilter, is_secret_key, redact_text
 from . import routes as R
+from . import ui
 from .command import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_THREADS
 
 log = logging.getLogger("lance_ns.server")
@@ -155,8 +156,10 @@ class NamespaceApp:
         max_decoded_bytes: int | None = None,
         body_timeout: float = DEFAULT_BODY_TIMEOUT,
         limits: Limits | None = None,
+        ui: bool = True,
     ):
         self.namespace = namespace
+        self.ui = ui  # the catalog browser at /ui/ (server.ui)
         self._tokens = [t.encode() for t in ([auth_token] if auth_token else [])]
         self._keys = [k.encode() for k in (api_keys or []) if k]
         self.max_body_bytes = int(max_body_bytes)
@@ -197,6 +200,10 @@ class NamespaceApp:
     @property
     def auth_required(self) -> bool:
         return bool(self._tokens or self._keys)
+
+    def authenticates_itself(self, path: str) -> bool:
+        """Paths that check credentials themselves: the UI accepts its sign-in cookie too."""
+        return self.ui and (path == ui.PREFIX or path.startswith(ui.PREFIX + "/"))
 
     def _authenticate(self, headers: Mapping[str, str]) -> None:
         if not (self._tokens or self._keys):
@@ -378,6 +385,8 @@ class NamespaceApp:
             StarletteRoute("/openapi.json", self.openapi_json, methods=["GET"]),
             StarletteRoute("/openapi.yaml", self.openapi_yaml, methods=["GET"]),
         ]
+        if self.ui:
+            table.append(ui.mount(self))
 
         async def on_namespace_error(request: Request, exc: Exception) -> Response:
             return _json_error(exc, request.url.path)
@@ -448,7 +457,8 @@ class _Outer:
             await send(message)
 
         try:
-            if self.owner.auth_required and scope["path"] not in ("/health", "/openapi.json", "/openapi.yaml"):
+            if (self.owner.auth_required and scope["path"] not in ("/health", "/openapi.json", "/openapi.yaml")
+                    and not self.owner.authenticates_itself(scope["path"])):
                 headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
                 try:
                     self.owner._authenticate(headers)
@@ -486,8 +496,10 @@ def create_app(
     max_decoded_bytes: int | None = None,
     body_timeout: float = DEFAULT_BODY_TIMEOUT,
     limits: Limits | None = None,
+    ui: bool = True,
 ):
-    """The ASGI app serving ``namespace`` over the Lance REST protocol."""
+    """The ASGI app serving ``namespace`` over the Lance REST protocol (and, unless
+    ``ui=False``, the catalog browser at ``/ui/``)."""
     return NamespaceApp(
         namespace,
         auth_token=auth_token,
@@ -498,4 +510,5 @@ def create_app(
         max_decoded_bytes=max_decoded_bytes,
         body_timeout=body_timeout,
         limits=limits,
+        ui=ui,
     ).build()

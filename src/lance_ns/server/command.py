@@ -42,6 +42,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--auth-token-env", metavar="VAR",
                    help="environment variable holding the bearer token clients must send (kept out of argv)")
     p.add_argument("--api-keys-env", metavar="VAR", help="environment variable holding comma-separated x-api-key values")
+    p.add_argument("--no-ui", action="store_true", help="do not serve the catalog browser at /ui/")
     p.add_argument("--log-level", default="info", type=str.lower, choices=["debug", "info", "warning", "error"],
                    help="info logs every request with its status and latency (default info)")
 
@@ -85,6 +86,7 @@ def run(namespace, args: argparse.Namespace, *, auth_token: str | None = None, a
         body_timeout=args.body_timeout,
         limits=limits,
         threads=args.threads,
+        ui=not args.no_ui,
     )
 
 
