@@ -1,8 +1,11 @@
 """The server's command line, shared by ``python -m lance_ns.server`` and ``lance-ns serve``.
 
-:func:`add_arguments` adds the serving flags to any parser, :func:`run` serves
-a namespace from the parsed flags (logging each request at ``--log-level``),
-:func:`main` is the whole ``python -m lance_ns.server`` command.
+:data:`FLAGS` declares every serving flag once; :func:`add_arguments` (argparse)
+and :func:`click_options` (the ``lance-ns serve`` command) are built from it, and
+both front ends call :func:`run`, which serves a namespace from the parsed flags
+(logging each request at ``--log-level``).  :func:`main` is the whole
+``python -m lance_ns.server`` command.  Only how the namespace is chosen differs:
+``--impl``/``--name``/``--prop`` here, the CLI's connection options there.
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ import argparse
 import logging
 import os
 import sys
+from dataclasses import dataclass
+from typing import Any, Callable
 
 from ..limits import DEFAULT_MAX_NAME_BYTES, DEFAULT_MAX_PROPERTIES, DEFAULT_MAX_PROPERTY_BYTES, Limits
 
@@ -22,28 +27,74 @@ DEFAULT_BODY_TIMEOUT = 30.0
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 
 
+AUTH_TOKEN_ENV = "LANCE_NS_AUTH_TOKEN"
+API_KEYS_ENV = "LANCE_NS_API_KEYS"
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One serving flag, declared once: argparse (``python -m lance_ns.server``) and
+    click (``lance-ns serve``) both build their options from :data:`FLAGS`."""
+
+    name: str
+    help: str
+    type: Callable[[str], Any] = str
+    default: Any = None
+    choices: tuple[str, ...] | None = None
+    metavar: str | None = None
+
+    @property
+    def dest(self) -> str:
+        return self.name.lstrip("-").replace("-", "_")
+
+
+FLAGS: tuple[Flag, ...] = (
+    Flag("--host", "address to bind (default 127.0.0.1)", default="127.0.0.1"),
+    Flag("--port", "port (default 2333, the spec's)", int, 2333),
+    Flag("--threads", f"backend worker threads (default {DEFAULT_THREADS})", int, DEFAULT_THREADS),
+    Flag("--max-body-bytes", "larger request bodies get HTTP 413 code 13 (default 256 MiB)", int, DEFAULT_MAX_BODY_BYTES),
+    Flag("--max-decoded-bytes", "an Arrow body that decodes to more gets HTTP 413 code 13 (default: --max-body-bytes)", int),
+    Flag("--body-timeout", f"seconds to receive a whole request body, else HTTP 408 code 13 (default {DEFAULT_BODY_TIMEOUT:g})",
+         float, DEFAULT_BODY_TIMEOUT),
+    Flag("--max-name-bytes", f"longest identifier component in UTF-8 bytes (default {DEFAULT_MAX_NAME_BYTES})",
+         int, DEFAULT_MAX_NAME_BYTES),
+    Flag("--max-property-bytes", f"longest property key or value in UTF-8 bytes (default {DEFAULT_MAX_PROPERTY_BYTES})",
+         int, DEFAULT_MAX_PROPERTY_BYTES),
+    Flag("--max-properties", f"most properties in one request (default {DEFAULT_MAX_PROPERTIES})", int, DEFAULT_MAX_PROPERTIES),
+    Flag("--auth-token", f"bearer token clients must send (better: ${AUTH_TOKEN_ENV} or --auth-token-env); never printed",
+         metavar="TOKEN"),
+    Flag("--auth-token-env", f"environment variable holding the bearer token (default {AUTH_TOKEN_ENV})",
+         default=AUTH_TOKEN_ENV, metavar="VAR"),
+    Flag("--api-keys-env", f"environment variable holding comma-separated x-api-key values (default {API_KEYS_ENV})",
+         default=API_KEYS_ENV, metavar="VAR"),
+    Flag("--log-level", "info logs every request with its status and latency (default info)", str.lower, "info",
+         ("debug", "info", "warning", "error")),
+)  # fmt: skip
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    """The serving flags (everything but how the namespace is chosen)."""
-    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=2333, help="port (default 2333, the spec's)")
-    p.add_argument("--threads", type=int, default=DEFAULT_THREADS, help=f"backend worker threads (default {DEFAULT_THREADS})")
-    p.add_argument("--max-body-bytes", type=int, default=DEFAULT_MAX_BODY_BYTES,
-                   help="larger request bodies get HTTP 413 code 13 (default 256 MiB)")
-    p.add_argument("--max-decoded-bytes", type=int, default=None,
-                   help="an Arrow body that decodes to more gets HTTP 413 code 13 (default: --max-body-bytes)")
-    p.add_argument("--body-timeout", type=float, default=DEFAULT_BODY_TIMEOUT,
-                   help=f"seconds to receive a whole request body, else HTTP 408 code 13 (default {DEFAULT_BODY_TIMEOUT:g})")
-    p.add_argument("--max-name-bytes", type=int, default=DEFAULT_MAX_NAME_BYTES,
-                   help=f"longest identifier component in UTF-8 bytes (default {DEFAULT_MAX_NAME_BYTES})")
-    p.add_argument("--max-property-bytes", type=int, default=DEFAULT_MAX_PROPERTY_BYTES,
-                   help=f"longest property key or value in UTF-8 bytes (default {DEFAULT_MAX_PROPERTY_BYTES})")
-    p.add_argument("--max-properties", type=int, default=DEFAULT_MAX_PROPERTIES,
-                   help=f"most properties in one request (default {DEFAULT_MAX_PROPERTIES})")
-    p.add_argument("--auth-token-env", metavar="VAR",
-                   help="environment variable holding the bearer token clients must send (kept out of argv)")
-    p.add_argument("--api-keys-env", metavar="VAR", help="environment variable holding comma-separated x-api-key values")
-    p.add_argument("--log-level", default="info", type=str.lower, choices=["debug", "info", "warning", "error"],
-                   help="info logs every request with its status and latency (default info)")
+    """The serving flags (everything but how the namespace is chosen) on an argparse parser."""
+    for f in FLAGS:
+        p.add_argument(f.name, type=f.type, default=f.default, choices=f.choices, metavar=f.metavar, help=f.help)
+
+
+def click_options() -> list[Callable]:
+    """The same flags as click options (for ``lance-ns serve``)."""
+    import click
+
+    options = []
+    for f in FLAGS:
+        kind = click.Choice(f.choices, case_sensitive=False) if f.choices else f.type if f.type in (int, float) else str
+        options.append(click.option(f.name, f.dest, type=kind, default=f.default, metavar=f.metavar, help=f.help,
+                                    show_default=False))
+    return options
+
+
+def credentials(args: Any) -> tuple[str | None, list[str] | None]:
+    """(bearer token, x-api-key values): ``--auth-token``, else the variables the flags name."""
+    token = getattr(args, "auth_token", None) or (os.environ.get(args.auth_token_env) if args.auth_token_env else None)
+    keys = [k for k in os.environ.get(args.api_keys_env, "").split(",") if k] if args.api_keys_env else []
+    return token or None, keys or None
 
 
 def configure_logging(level: str) -> None:
@@ -59,18 +110,11 @@ def configure_logging(level: str) -> None:
         logger.addHandler(handler)
 
 
-def run(namespace, args: argparse.Namespace, *, auth_token: str | None = None, api_keys: list[str] | None = None) -> None:
-    """Serve ``namespace`` with the flags of :func:`add_arguments` until interrupted.
-
-    ``auth_token`` / ``api_keys``, when given, take precedence over
-    ``--auth-token-env`` / ``--api-keys-env``.
-    """
+def run(namespace, args: Any) -> None:
+    """Serve ``namespace`` with the flags of :data:`FLAGS` until interrupted."""
     from .running import serve
 
-    if auth_token is None and args.auth_token_env:
-        auth_token = os.environ.get(args.auth_token_env) or None
-    if api_keys is None and args.api_keys_env:
-        api_keys = [k for k in os.environ.get(args.api_keys_env, "").split(",") if k] or None
+    auth_token, api_keys = credentials(args)
     limits = Limits(max_name_bytes=args.max_name_bytes, max_property_bytes=args.max_property_bytes,
                     max_properties=args.max_properties)
     serve(
@@ -92,7 +136,8 @@ def build_parser(prog: str = "python -m lance_ns.server") -> argparse.ArgumentPa
     p = argparse.ArgumentParser(prog=prog, description="Serve a Lance namespace over REST.")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--impl", help="implementation alias (dir, hive, glue, ...) or module:Class")
-    src.add_argument("--name", help="a named configuration (config file / LANCE_NS__NAME__* variables)")
+    src.add_argument("--name", "--config", dest="name",
+                     help="a named configuration (config file / LANCE_NS__NAME__* variables)")
     p.add_argument("--prop", action="append", default=[], metavar="KEY=VALUE", help="implementation property")
     add_arguments(p)
     return p
