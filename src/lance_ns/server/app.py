@@ -242,6 +242,15 @@ class NamespaceApp:
         await self._run(_check_arrow_stream, data, op.op_id == "CreateTable", self.max_decoded_bytes)
         return data
 
+    @staticmethod
+    def _context_from_headers(request: Request, fields: dict) -> None:
+        """lance-ns context entries sent as headers (``x-lance-ns-purge``) back into the context."""
+        for key, header in R.CONTEXT_HEADERS.items():
+            value = request.headers.get(header)
+            if value is not None:
+                context = fields.get("context")
+                fields["context"] = {**(context if isinstance(context, dict) else {}), key: value}
+
     def _model(self, op: Operation, fields: dict) -> Any:
         for (op_id, field), enum in MODE_FIELDS.items():
             if op_id == op.op_id and fields.get(field) not in (None, ""):
@@ -277,6 +286,7 @@ class NamespaceApp:
             values = request.query_params.getlist(p.name)
             if values:
                 fields[p.name] = R.parse_query_value(p, values)
+        self._context_from_headers(request, fields)
         return await self._call(route, self._model(op, fields), data)
 
     async def _seed(self, request: Request, op: Operation) -> Response:
@@ -303,6 +313,7 @@ class NamespaceApp:
             if op.has_data:  # no Arrow body: only CreateTable may go without data
                 data = b""
                 _check_arrow_stream(data, op.op_id == "CreateTable", self.max_decoded_bytes)
+        self._context_from_headers(request, fields)
         return await self._call(route, self._model(op, fields), data)
 
     # -- model -> backend -> response -------------------------------------------------
