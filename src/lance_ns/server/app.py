@@ -31,8 +31,10 @@ from ..errors import (
     InternalError,
     InvalidInputError,
     LanceNamespaceError,
+    PermissionDeniedError,
     UnauthenticatedError,
     UnsupportedOperationError,
+    code_of,
     error_body,
     http_status,
 )
@@ -40,11 +42,16 @@ from ..identifiers import REST_DELIMITER, parse_id, validate_id
 from ..limits import Limits
 from ..modes import CreateMode, DropBehavior, DropMode, RegisterMode, WriteMode
 from ..redact import RedactingFilter, is_secret_key, redact_text
+from . import auth as A
 from . import routes as R
 from .command import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_THREADS
 
 log = logging.getLogger("lance_ns.server")
 log.addFilter(RedactingFilter())  # messages and tracebacks may quote a backend's secrets
+#: one line per mutating call: who (the principal's name, never a token), what, on which id, outcome
+audit = logging.getLogger("lance_ns.audit")
+#: where the authenticated principal travels from the ASGI wrapper to the handler
+PRINCIPAL = "lance_ns.principal"
 
 #: the deepest nesting of arrays/objects accepted in a JSON body (requests need 3)
 MAX_JSON_DEPTH = 32
@@ -155,8 +162,10 @@ class NamespaceApp:
         max_decoded_bytes: int | None = None,
         body_timeout: float = DEFAULT_BODY_TIMEOUT,
         limits: Limits | None = None,
+        auth_file: str | None = None,
     ):
         self.namespace = namespace
+        self.auth_file = A.AuthFile(auth_file) if auth_file else None
         self._tokens = [t.encode() for t in ([auth_token] if auth_token else [])]
         self._keys = [k.encode() for k in (api_keys or []) if k]
         self.max_body_bytes = int(max_body_bytes)
@@ -196,22 +205,56 @@ class NamespaceApp:
 
     @property
     def auth_required(self) -> bool:
-        return bool(self._tokens or self._keys)
+        return bool(self._tokens or self._keys or self.auth_file)
 
-    def _authenticate(self, headers: Mapping[str, str]) -> None:
-        if not (self._tokens or self._keys):
-            return
+    def _authenticate(self, headers: Mapping[str, str]) -> A.Principal:
+        """The caller: the all-powerful principal for ``--auth-token``/API keys, an auth
+        file's principal for its token (as a bearer token or ``x-api-key``)."""
+        if not self.auth_required:
+            return A.ANONYMOUS
         auth = headers.get("authorization", "")
-        if self._tokens and auth[:7].lower() == "bearer ":
-            given = auth[7:].strip().encode()
-            if any(hmac.compare_digest(given, t) for t in self._tokens):
-                return
+        bearer = auth[7:].strip() if auth[:7].lower() == "bearer " else None
         key = headers.get("x-api-key")
-        if self._keys and key is not None:
-            given = key.encode()
-            if any(hmac.compare_digest(given, k) for k in self._keys):
-                return
+        if bearer is not None and self._tokens:
+            if any(hmac.compare_digest(bearer.encode(), t) for t in self._tokens):
+                return A.ALL_POWERFUL
+        if key is not None and self._keys:
+            if any(hmac.compare_digest(key.encode(), k) for k in self._keys):
+                return A.ALL_POWERFUL
+        if self.auth_file is not None:
+            for given in (bearer, key):
+                principal = self.auth_file.find(given) if given else None
+                if principal is not None:
+                    return principal
         raise UnauthenticatedError("missing or invalid credentials")
+
+    def _authorize(self, principal: A.Principal, route: R.Route, req: Any) -> A.Requirement | None:
+        """Raise PermissionDenied (403 code 15) unless ``principal`` holds the grant the
+        operation needs on every namespace it touches; listings of namespaces are allowed
+        on the way to a readable prefix (and filtered afterwards)."""
+        if principal is A.ANONYMOUS or principal is A.ALL_POWERFUL:
+            return None
+        need = A.requirement(route, req)
+        for ns in need.namespaces:
+            if principal.may(need.grant, ns):
+                continue
+            if route.op.method == "list_namespaces" and principal.may_see(ns):
+                continue
+            shown = ".".join(ns) if ns else "the root namespace"
+            raise PermissionDeniedError(f"{principal.name!r} may not {route.op.op_id} in {shown} (needs {need.grant})")
+        return need
+
+    @staticmethod
+    def _visible(principal: A.Principal, route: R.Route, req: Any, result: Any) -> Any:
+        """A namespace listing shows only the children the principal may see."""
+        if route.op.method != "list_namespaces" or principal is A.ANONYMOUS or principal is A.ALL_POWERFUL:
+            return result
+        parent = tuple(getattr(req, "id", None) or ())
+        names = getattr(result, "namespaces", None)
+        if names is None:
+            return result
+        kept = [n for n in names if principal.may_see((*parent, n))]
+        return result if len(kept) == len(names) else result.model_copy(update={"namespaces": kept})
 
     # -- request -> model ---------------------------------------------------------
     async def _json_body(self, request: Request) -> dict:
@@ -287,7 +330,7 @@ class NamespaceApp:
             if values:
                 fields[p.name] = R.parse_query_value(p, values)
         self._context_from_headers(request, fields)
-        return await self._call(route, self._model(op, fields), data)
+        return await self._call(route, self._model(op, fields), data, request.scope.get(PRINCIPAL, A.ANONYMOUS))
 
     async def _seed(self, request: Request, op: Operation) -> Response:
         """The seed spec's ``POST /<OperationId>``: the JSON body is the request.
@@ -314,13 +357,22 @@ class NamespaceApp:
                 data = b""
                 _check_arrow_stream(data, op.op_id == "CreateTable", self.max_decoded_bytes)
         self._context_from_headers(request, fields)
-        return await self._call(route, self._model(op, fields), data)
+        return await self._call(route, self._model(op, fields), data, request.scope.get(PRINCIPAL, A.ANONYMOUS))
 
     # -- model -> backend -> response -------------------------------------------------
-    async def _call(self, route: R.Route, req: Any, data: bytes | None) -> Response:
+    async def _call(self, route: R.Route, req: Any, data: bytes | None, principal: A.Principal) -> Response:
         fn = getattr(self.namespace, route.op.method)
-        result = await (self._run(fn, req, data) if route.op.has_data else self._run(fn, req))
-        result = self._without_own_secrets(result)
+        mutating = not A.is_read_method(route.op.method)
+        try:
+            self._authorize(principal, route, req)
+            result = await (self._run(fn, req, data) if route.op.has_data else self._run(fn, req))
+        except BaseException as e:
+            if mutating:
+                self._audit(principal, route, req, f"error code {code_of(e)}")
+            raise
+        if mutating:
+            self._audit(principal, route, req, "ok")
+        result = self._visible(principal, route, req, self._without_own_secrets(result))
         if route.response == "arrow":
             payload = result if isinstance(result, (bytes, bytearray)) else getattr(result, "data", None)
             if isinstance(payload, str):
@@ -334,6 +386,13 @@ class NamespaceApp:
         if route.response == "text":
             return JSONResponse(result if isinstance(result, str) else str(result), status_code=route.status)
         return JSONResponse(_to_jsonable(result), status_code=route.status)
+
+    @staticmethod
+    def _audit(principal: A.Principal, route: R.Route, req: Any, outcome: str) -> None:
+        if audit.isEnabledFor(logging.INFO):
+            ident = getattr(req, "id", None)
+            shown = ".".join(ident) if ident else "-"
+            audit.info("principal=%s op=%s id=%s outcome=%s", principal.name, route.op.op_id, shown, outcome)
 
     def _without_own_secrets(self, result: Any) -> Any:
         """DescribeTable, DeclareTable, CreateTable... answer ``storage_options``: the
@@ -462,7 +521,7 @@ class _Outer:
             if self.owner.auth_required and scope["path"] not in ("/health", "/openapi.json", "/openapi.yaml"):
                 headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
                 try:
-                    self.owner._authenticate(headers)
+                    scope[PRINCIPAL] = self.owner._authenticate(headers)
                 except UnauthenticatedError as e:
                     resp = _json_error(e, scope["path"])
                     resp.headers["www-authenticate"] = "Bearer"
@@ -497,6 +556,7 @@ def create_app(
     max_decoded_bytes: int | None = None,
     body_timeout: float = DEFAULT_BODY_TIMEOUT,
     limits: Limits | None = None,
+    auth_file: str | None = None,
 ):
     """The ASGI app serving ``namespace`` over the Lance REST protocol."""
     return NamespaceApp(
@@ -509,4 +569,5 @@ def create_app(
         max_decoded_bytes=max_decoded_bytes,
         body_timeout=body_timeout,
         limits=limits,
+        auth_file=auth_file,
     ).build()

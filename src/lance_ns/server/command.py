@@ -67,6 +67,8 @@ FLAGS: tuple[Flag, ...] = (
          default=AUTH_TOKEN_ENV, metavar="VAR"),
     Flag("--api-keys-env", f"environment variable holding comma-separated x-api-key values (default {API_KEYS_ENV})",
          default=API_KEYS_ENV, metavar="VAR"),
+    Flag("--auth-file", "TOML file of principals (token or token_sha256, read/write/admin grants on namespace "
+         "prefixes); re-read when it changes", metavar="FILE"),
     Flag("--log-level", "info logs every request with its status and latency (default info)", str.lower, "info",
          ("debug", "info", "warning", "error")),
 )  # fmt: skip
@@ -129,6 +131,7 @@ def run(namespace, args: Any) -> None:
         body_timeout=args.body_timeout,
         limits=limits,
         threads=args.threads,
+        auth_file=args.auth_file,
     )
 
 
@@ -161,5 +164,9 @@ def main(argv: list[str] | None = None) -> int:
     except LanceNamespaceError as e:
         print(f"cannot open the namespace: {redact_text(str(e))}", file=sys.stderr)
         return 2
-    run(ns, args)
+    try:
+        run(ns, args)
+    except LanceNamespaceError as e:  # e.g. an auth file that does not parse
+        print(f"cannot serve: {redact_text(str(e))}", file=sys.stderr)
+        return 2
     return 0
