@@ -69,6 +69,9 @@ FLAGS: tuple[Flag, ...] = (
          default=API_KEYS_ENV, metavar="VAR"),
     Flag("--auth-file", "TOML file of principals (token or token_sha256, read/write/admin grants on namespace "
          "prefixes); re-read when it changes", metavar="FILE"),
+    Flag("--tls-cert", "serve HTTPS with this certificate (PEM, chain included)", metavar="FILE"),
+    Flag("--tls-key", "the certificate's private key (PEM; default: inside --tls-cert)", metavar="FILE"),
+    Flag("--tls-ca", "require client certificates signed by these CAs (PEM bundle): mutual TLS", metavar="FILE"),
     Flag("--log-level", "info logs every request with its status and latency (default info)", str.lower, "info",
          ("debug", "info", "warning", "error")),
 )  # fmt: skip
@@ -112,6 +115,27 @@ def configure_logging(level: str) -> None:
         logger.addHandler(handler)
 
 
+def tls_options(args: Any) -> dict:
+    """uvicorn's TLS settings from ``--tls-cert/--tls-key/--tls-ca`` (empty: plain HTTP)."""
+    import ssl
+
+    from ..errors import InvalidInputError
+
+    cert, key, ca = (getattr(args, n, None) for n in ("tls_cert", "tls_key", "tls_ca"))
+    if not cert:
+        if key or ca:
+            raise InvalidInputError("--tls-key and --tls-ca need --tls-cert")
+        return {}
+    options: dict = {"ssl_certfile": cert, "ssl_keyfile": key}
+    if ca:
+        options.update(ssl_ca_certs=ca, ssl_cert_reqs=ssl.CERT_REQUIRED)
+    return options
+
+
+def scheme(args: Any) -> str:
+    return "https" if getattr(args, "tls_cert", None) else "http"
+
+
 def run(namespace, args: Any) -> None:
     """Serve ``namespace`` with the flags of :data:`FLAGS` until interrupted."""
     from .running import serve
@@ -132,6 +156,7 @@ def run(namespace, args: Any) -> None:
         limits=limits,
         threads=args.threads,
         auth_file=args.auth_file,
+        uvicorn_options=tls_options(args),
     )
 
 

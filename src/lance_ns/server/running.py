@@ -107,4 +107,5 @@ def run_server_in_thread(
             raise RuntimeError(f"the lance-ns server did not start on {host}:{actual_port}")
         time.sleep(0.01)
     shown = f"[{host}]" if ":" in host else host
-    return ServerHandle(f"http://{shown}:{actual_port}", host, actual_port, server, thread)
+    scheme = "https" if (uvicorn_options or {}).get("ssl_certfile") else "http"
+    return ServerHandle(f"{scheme}://{shown}:{actual_port}", host, actual_port, server, thread)
