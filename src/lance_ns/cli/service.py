@@ -24,7 +24,8 @@ def serve(args, out: Output) -> int:
     out.scrub.learn({"auth_token": token or "", **{f"api_key.{i}": k for i, k in enumerate(keys or [])}})
     guard = " (clients must authenticate)" if token or keys else ""
     # the token itself is never printed
-    out.note(f"serving {ns.namespace_id()} at {command.scheme(args)}://{args.host}:{args.port}{guard}")
+    if args.log_format != "json":  # JSON logs: stderr holds JSON only (uvicorn logs the address)
+        out.note(f"serving {ns.namespace_id()} at {command.scheme(args)}://{args.host}:{args.port}{guard}")
     command.run(ns, args)
     return 0
 

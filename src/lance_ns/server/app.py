@@ -44,6 +44,7 @@ from ..modes import CreateMode, DropBehavior, DropMode, RegisterMode, WriteMode
 from ..redact import RedactingFilter, is_secret_key, redact_text
 from . import auth as A
 from . import routes as R
+from .metrics import Metrics
 from .command import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_THREADS
 
 log = logging.getLogger("lance_ns.server")
@@ -52,6 +53,8 @@ log.addFilter(RedactingFilter())  # messages and tracebacks may quote a backend'
 audit = logging.getLogger("lance_ns.audit")
 #: where the authenticated principal travels from the ASGI wrapper to the handler
 PRINCIPAL = "lance_ns.principal"
+#: the OperationId an endpoint serves, for the metrics' ``operation`` label
+OPERATION = "lance_ns.operation"
 
 #: the deepest nesting of arrays/objects accepted in a JSON body (requests need 3)
 MAX_JSON_DEPTH = 32
@@ -166,6 +169,7 @@ class NamespaceApp:
     ):
         self.namespace = namespace
         self.auth_file = A.AuthFile(auth_file) if auth_file else None
+        self.metrics = Metrics()
         self._tokens = [t.encode() for t in ([auth_token] if auth_token else [])]
         self._keys = [k.encode() for k in (api_keys or []) if k]
         self.max_body_bytes = int(max_body_bytes)
@@ -365,7 +369,11 @@ class NamespaceApp:
         mutating = not A.is_read_method(route.op.method)
         try:
             self._authorize(principal, route, req)
-            result = await (self._run(fn, req, data) if route.op.has_data else self._run(fn, req))
+            start = time.perf_counter()
+            try:
+                result = await (self._run(fn, req, data) if route.op.has_data else self._run(fn, req))
+            finally:
+                self.metrics.backend.labels(route.op.op_id).observe(time.perf_counter() - start)
         except BaseException as e:
             if mutating:
                 self._audit(principal, route, req, f"error code {code_of(e)}")
@@ -413,6 +421,7 @@ class NamespaceApp:
     # -- endpoints -------------------------------------------------------------------
     def _endpoint(self, route: R.Route):
         async def endpoint(request: Request) -> Response:
+            request.scope[OPERATION] = route.op.op_id
             return await self._current(request, route)
 
         endpoint.__name__ = route.op.op_id
@@ -420,13 +429,22 @@ class NamespaceApp:
 
     def _seed_endpoint(self, op: Operation):
         async def endpoint(request: Request) -> Response:
+            request.scope[OPERATION] = op.op_id
             return await self._seed(request, op)
 
         endpoint.__name__ = f"seed_{op.op_id}"
         return endpoint
 
     async def health(self, request: Request) -> Response:
+        request.scope[OPERATION] = "health"
         return JSONResponse({"status": "ok"})
+
+    async def metrics_endpoint(self, request: Request) -> Response:
+        """Prometheus text format; behind the same authentication as the API when
+        the server has any (any authenticated principal may read it)."""
+        request.scope[OPERATION] = "metrics"
+        body, media_type = self.metrics.exposition()
+        return Response(body, media_type=media_type)
 
     async def openapi_json(self, request: Request) -> Response:
         return JSONResponse(R.openapi_document())
@@ -445,6 +463,7 @@ class NamespaceApp:
             table.append(StarletteRoute(f"/{op_id}", self._seed_endpoint(op), methods=["POST"]))
         table += [
             StarletteRoute("/health", self.health, methods=["GET"]),
+            StarletteRoute("/metrics", self.metrics_endpoint, methods=["GET"]),
             StarletteRoute("/openapi.json", self.openapi_json, methods=["GET"]),
             StarletteRoute("/openapi.yaml", self.openapi_yaml, methods=["GET"]),
         ]
@@ -501,20 +520,29 @@ class _Outer:
             return await self.app(scope, receive, send)
         start = time.perf_counter()
         status_box = [0]
+        code_box: list = [None]
         logged = [False]
+        metrics = self.owner.metrics
+        metrics.in_flight.inc()
 
         def log_request() -> None:
-            if logged[0] or not (self.owner.log_requests and log.isEnabledFor(logging.INFO)):
+            if logged[0]:
                 return
             logged[0] = True
-            elapsed = (time.perf_counter() - start) * 1000
-            log.info("%s %s %d %.1fms", scope["method"], scope["path"], status_box[0], elapsed)
+            elapsed = time.perf_counter() - start
+            metrics.in_flight.dec()
+            metrics.observe(scope.get(OPERATION, "other"), status_box[0], elapsed, code_box[0])
+            if self.owner.log_requests and log.isEnabledFor(logging.INFO):
+                log.info("%s %s %d %.1fms", scope["method"], scope["path"], status_box[0], elapsed * 1000)
 
         async def send_wrapper(message):
             if message["type"] == "http.response.start":
                 status_box[0] = message["status"]
-            elif message["type"] == "http.response.body" and not message.get("more_body"):
-                log_request()  # before the client can see the end of the response
+            elif message["type"] == "http.response.body":
+                if status_box[0] >= 400 and code_box[0] is None:
+                    code_box[0] = _error_code(message.get("body", b""))
+                if not message.get("more_body"):
+                    log_request()  # before the client can see the end of the response
             await send(message)
 
         try:
@@ -543,6 +571,15 @@ class _Outer:
             )
         finally:
             log_request()
+
+
+def _error_code(body: bytes) -> int | str:
+    """The integer ``code`` of an error body (``"none"`` for a body without one)."""
+    try:
+        code = json.loads(body).get("code")
+    except (ValueError, AttributeError):
+        return "none"
+    return code if isinstance(code, int) else "none"
 
 
 def create_app(

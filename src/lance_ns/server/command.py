@@ -11,9 +11,11 @@ both front ends call :func:`run`, which serves a namespace from the parsed flags
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import sys
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -24,6 +26,8 @@ DEFAULT_MAX_BODY_BYTES = 256 * 1024 * 1024
 DEFAULT_THREADS = 32
 #: seconds a client has to send a whole request body (a stalled upload is answered 408)
 DEFAULT_BODY_TIMEOUT = 30.0
+#: seconds a stopping server gives in-flight requests before it closes their connections
+DEFAULT_GRACEFUL_TIMEOUT = 30.0
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 
 
@@ -74,6 +78,9 @@ FLAGS: tuple[Flag, ...] = (
     Flag("--tls-ca", "require client certificates signed by these CAs (PEM bundle): mutual TLS", metavar="FILE"),
     Flag("--log-level", "info logs every request with its status and latency (default info)", str.lower, "info",
          ("debug", "info", "warning", "error")),
+    Flag("--log-format", "text lines or one JSON object per line (default text)", str.lower, "text", ("text", "json")),
+    Flag("--graceful-timeout", f"on SIGTERM/Ctrl-C, seconds in-flight requests get to finish (default {DEFAULT_GRACEFUL_TIMEOUT:g})",
+         float, DEFAULT_GRACEFUL_TIMEOUT),
 )  # fmt: skip
 
 
@@ -102,17 +109,43 @@ def credentials(args: Any) -> tuple[str | None, list[str] | None]:
     return token or None, keys or None
 
 
-def configure_logging(level: str) -> None:
-    """Send ``lance_ns`` records at ``level`` to stderr, unless the host program has set logging up."""
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time, level, logger, message (and the traceback, if any)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {
+            "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}Z",
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self.formatException(record.exc_info)
+        if record.exc_text:
+            entry["exception"] = record.exc_text
+        return json.dumps(entry, ensure_ascii=False)
+
+
+JsonFormatter.converter = time.gmtime
+
+
+def configure_logging(level: str, log_format: str = "text") -> None:
+    """Send ``lance_ns`` records at ``level`` to stderr (as text lines or JSON objects),
+    unless the host program has set logging up."""
     logger = logging.getLogger("lance_ns")
     logger.setLevel(level.upper())
     if not logger.handlers and not logging.getLogger().handlers:
         from ..redact import RedactingFilter
 
         handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter(LOG_FORMAT))
+        handler.setFormatter(JsonFormatter() if log_format == "json" else logging.Formatter(LOG_FORMAT))
         handler.addFilter(RedactingFilter())  # every lance_ns record, not only the server's
         logger.addHandler(handler)
+        if log_format == "json":  # uvicorn's own lines (startup, shutdown, errors) as JSON too
+            server_logger = logging.getLogger("uvicorn")
+            server_logger.setLevel(level.upper())
+            server_logger.addHandler(handler)
+            server_logger.propagate = False
 
 
 def tls_options(args: Any) -> dict:
@@ -156,7 +189,8 @@ def run(namespace, args: Any) -> None:
         limits=limits,
         threads=args.threads,
         auth_file=args.auth_file,
-        uvicorn_options=tls_options(args),
+        log_format=args.log_format,
+        uvicorn_options={**tls_options(args), "timeout_graceful_shutdown": args.graceful_timeout},
     )
 
 
