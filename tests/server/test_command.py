@@ -35,13 +35,21 @@ def test_both_front_ends_call_the_one_run_function(monkeypatch, tmp_path):
     from lance_ns.cli import app
 
     seen = []
-    monkeypatch.setattr(command, "run", lambda ns, args: seen.append({f.dest: getattr(args, f.dest) for f in command.FLAGS}))
+    openers = []
+
+    def fake_run(ns, args, opener=None):
+        seen.append({f.dest: getattr(args, f.dest) for f in command.FLAGS})
+        openers.append(opener)
+
+    monkeypatch.setattr(command, "run", fake_run)
     flags = ["--port", "4444", "--threads", "3", "--log-level", "WARNING", "--max-properties", "7", "--body-timeout", "1.5"]
     ns_choice = ["--impl", "dir", "--prop", f"root={tmp_path}"]
     assert command.main(ns_choice + flags) == 0
     assert app.main(["serve", *ns_choice, *flags]) == 0
     assert len(seen) == 2 and seen[0] == seen[1]
     assert (seen[0]["port"], seen[0]["threads"], seen[0]["log_level"], seen[0]["body_timeout"]) == (4444, 3, "warning", 1.5)
+    # and both say how a worker process opens the namespace again
+    assert openers == [{"impl": "dir", "properties": {"root": str(tmp_path)}}] * 2
 
 
 @pytest.mark.parametrize(

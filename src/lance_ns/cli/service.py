@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from .. import check as C
-from .connection import import_extra, open_namespace, parse_pairs
+from .connection import import_extra, open_namespace, parse_pairs, resolve
 from .output import Output
 
 AUTH_ENV = "LANCE_NS_AUTH_TOKEN"  # the server's default --auth-token-env; `check` reads it too
@@ -20,13 +20,15 @@ def serve(args, out: Output) -> int:
     from ..server import command
 
     ns = open_namespace(args, out)
+    choice = resolve(args)  # how each worker of --workers opens the namespace again
+    opener = {"name": choice} if isinstance(choice, str) else {"impl": choice[0], "properties": choice[1]}
     token, keys = command.credentials(args)
     out.scrub.learn({"auth_token": token or "", **{f"api_key.{i}": k for i, k in enumerate(keys or [])}})
     guard = " (clients must authenticate)" if token or keys else ""
     # the token itself is never printed
     if args.log_format != "json":  # JSON logs: stderr holds JSON only (uvicorn logs the address)
         out.note(f"serving {ns.namespace_id()} at {command.scheme(args)}://{args.host}:{args.port}{guard}")
-    command.run(ns, args)
+    command.run(ns, args, opener)
     return 0
 
 

@@ -76,6 +76,8 @@ FLAGS: tuple[Flag, ...] = (
     Flag("--tls-cert", "serve HTTPS with this certificate (PEM, chain included)", metavar="FILE"),
     Flag("--tls-key", "the certificate's private key (PEM; default: inside --tls-cert)", metavar="FILE"),
     Flag("--tls-ca", "require client certificates signed by these CAs (PEM bundle): mutual TLS", metavar="FILE"),
+    Flag("--workers", "processes serving the one backend (default 1); correct because its commits are conditional",
+         int, 1),
     Flag("--log-level", "info logs every request with its status and latency (default info)", str.lower, "info",
          ("debug", "info", "warning", "error")),
     Flag("--log-format", "text lines or one JSON object per line (default text)", str.lower, "text", ("text", "json")),
@@ -169,29 +171,39 @@ def scheme(args: Any) -> str:
     return "https" if getattr(args, "tls_cert", None) else "http"
 
 
-def run(namespace, args: Any) -> None:
-    """Serve ``namespace`` with the flags of :data:`FLAGS` until interrupted."""
-    from .running import serve
+def run(namespace, args: Any, opener: dict | None = None) -> None:
+    """Serve ``namespace`` with the flags of :data:`FLAGS` until interrupted.
+
+    ``opener`` says how to open the namespace again (``{"impl": ..., "properties":
+    {...}}`` or ``{"name": ...}``): ``--workers`` above 1 opens it in every worker.
+    """
+    from ..errors import InvalidInputError
 
     auth_token, api_keys = credentials(args)
     limits = Limits(max_name_bytes=args.max_name_bytes, max_property_bytes=args.max_property_bytes,
                     max_properties=args.max_properties)
-    serve(
-        namespace,
-        host=args.host,
-        port=args.port,
-        log_level=args.log_level,
-        auth_token=auth_token,
-        api_keys=api_keys,
-        max_body_bytes=args.max_body_bytes,
-        max_decoded_bytes=args.max_decoded_bytes,
-        body_timeout=args.body_timeout,
-        limits=limits,
-        threads=args.threads,
-        auth_file=args.auth_file,
-        log_format=args.log_format,
-        uvicorn_options={**tls_options(args), "timeout_graceful_shutdown": args.graceful_timeout},
-    )
+    app_options = dict(auth_token=auth_token, api_keys=api_keys, max_body_bytes=args.max_body_bytes,
+                       max_decoded_bytes=args.max_decoded_bytes, body_timeout=args.body_timeout, limits=limits,
+                       threads=args.threads, auth_file=args.auth_file)
+    uvicorn_options = {**tls_options(args), "timeout_graceful_shutdown": args.graceful_timeout}
+    if args.workers < 1:
+        raise InvalidInputError("--workers must be at least 1")
+    if args.workers > 1:
+        if opener is None:
+            raise InvalidInputError("--workers needs a namespace every worker can open (--impl/--prop or a configuration)")
+        if args.auth_file:
+            from .auth import AuthFile
+
+            AuthFile(args.auth_file)  # a broken file fails here, once, not in every worker
+        from .workers import serve_workers
+
+        serve_workers(args.workers, opener, host=args.host, port=args.port, log_level=args.log_level,
+                      log_format=args.log_format, uvicorn_options=uvicorn_options, **app_options)
+        return
+    from .running import serve
+
+    serve(namespace, host=args.host, port=args.port, log_level=args.log_level, log_format=args.log_format,
+          uvicorn_options=uvicorn_options, **app_options)
 
 
 def build_parser(prog: str = "python -m lance_ns.server") -> argparse.ArgumentParser:
@@ -223,8 +235,9 @@ def main(argv: list[str] | None = None) -> int:
     except LanceNamespaceError as e:
         print(f"cannot open the namespace: {redact_text(str(e))}", file=sys.stderr)
         return 2
+    opener = {"name": args.name} if args.name else {"impl": args.impl, "properties": props}
     try:
-        run(ns, args)
+        run(ns, args, opener)
     except LanceNamespaceError as e:  # e.g. an auth file that does not parse
         print(f"cannot serve: {redact_text(str(e))}", file=sys.stderr)
         return 2
