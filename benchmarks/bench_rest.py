@@ -13,6 +13,13 @@ A third server, ``ours-pyl-dir`` (our server over pylance's own
 DirectoryNamespace), compares the HTTP layers alone, the backend code being
 the same as the Rust server's.
 
+    python benchmarks/bench_rest.py --deployment   # issue 19's settings
+
+compares our server with itself instead: an ``--auth-file`` (the client a
+principal with ``read = ["bench"]``) versus no authentication (aim: at least
+0.9x), and ``--workers 2`` versus 1 at 32 clients (on 2 cores, expect no more
+than about 1.6x: the load generator shares the cores).
+
 Prints throughput and p99 per server, operation and concurrency, and the
 ratios ours/pylance (throughput: higher is better; p99: lower is better).
 """
@@ -28,6 +35,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -42,21 +50,23 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_up(url: str, timeout: float = 30) -> None:
+def wait_up(url: str, timeout: float = 180) -> None:  # cold starts on a busy machine are slow
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
             urllib.request.urlopen(f"{url}/v1/namespace/$/list", timeout=1).read()
+            return
+        except urllib.error.HTTPError:  # an answer (401 behind auth): the server is up
             return
         except Exception:
             time.sleep(0.1)
     raise RuntimeError(f"server at {url} did not come up")
 
 
-def start_ours(root: str, threads: int, impl: str = "dir") -> tuple[subprocess.Popen, str]:
+def start_ours(root: str, threads: int, impl: str = "dir", extra: tuple = ()) -> tuple[subprocess.Popen, str]:
     port = free_port()
     cmd = [PY, "-m", "lance_ns.server", "--impl", impl, "--prop", f"root={root}", "--port", str(port),
-           "--log-level", "warning", "--threads", str(threads)]  # fmt: skip
+           "--log-level", "warning", "--threads", str(threads), *extra]  # fmt: skip
     proc = subprocess.Popen(cmd)
     url = f"http://127.0.0.1:{port}"
     wait_up(url)
@@ -117,7 +127,9 @@ def load(url: str, op: str, clients: int, seconds: float) -> dict:
         "exists": lambda c: c.table_exists({"id": TARGET}),
     }
     fn = calls[op]
-    conns = [lance_ns.connect("rest", {"uri": url, "max_retries": 0, "pool.max_connections": 2}) for _ in range(clients)]
+    token = {"auth_token": os.environ["BENCH_TOKEN"]} if os.environ.get("BENCH_TOKEN") else {}
+    conns = [lance_ns.connect("rest", {"uri": url, "max_retries": 0, "pool.max_connections": 2, **token})
+             for _ in range(clients)]
     for c in conns:  # warm up each connection
         fn(c)
     lat: list[list[float]] = [[] for _ in range(clients)]
@@ -158,11 +170,12 @@ def load(url: str, op: str, clients: int, seconds: float) -> dict:
     }
 
 
-def run_loads(url: str, ops: list[str], clients: list[int], seconds: float) -> dict:
+def run_loads(url: str, ops: list[str], clients: list[int], seconds: float, token: str | None = None) -> dict:
     """Every (op, clients) cell against one server, from one load process."""
+    env = {**os.environ, **({"BENCH_TOKEN": token} if token else {})}
     out = subprocess.run(
         [PY, os.path.abspath(__file__), "--_load", url, ",".join(ops), ",".join(map(str, clients)), str(seconds)],
-        check=True, capture_output=True, text=True,
+        check=True, capture_output=True, text=True, env=env,
     )  # fmt: skip
     raw = json.loads(out.stdout.strip().splitlines()[-1])
     return {(op, int(n)): v for key, v in raw.items() for op, n in [key.split("/")]}
@@ -176,6 +189,8 @@ def main(argv=None) -> int:
     p.add_argument("--ops", default="describe,list,exists")
     p.add_argument("--threads", type=int, default=32, help="our server's backend thread pool")
     p.add_argument("--json", action="store_true", help="print the raw results as JSON too")
+    p.add_argument("--deployment", action="store_true",
+                   help="auth file on vs off, --workers 2 vs 1 (issue 19) instead of ours vs pylance")
     p.add_argument("--_load", nargs=4, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args._load:
@@ -189,6 +204,8 @@ def main(argv=None) -> int:
     ops = args.ops.split(",")
     root = tempfile.mkdtemp(prefix="bench-rest-")
     setup(root)
+    if args.deployment:
+        return deployment(root, args.threads, ops, clients, seconds)
     servers = {}
     try:
         servers["ours"] = start_ours(root, args.threads)
@@ -222,6 +239,43 @@ def main(argv=None) -> int:
                 )
     if args.json:
         print(json.dumps({f"{k[0]}/{k[1]}/{k[2]}": v for k, v in results.items()}, indent=1))
+    return 0
+
+
+TOKEN = "bench-reader-token"
+
+
+def deployment(root: str, threads: int, ops: list[str], clients: list[int], seconds: float) -> int:
+    """Authorization's cost and the gain of a second worker process."""
+    auth = os.path.join(root, "auth.toml")
+    with open(auth, "w") as f:
+        f.write(f'[[principal]]\nname = "reader"\ntoken = "{TOKEN}"\nread = ["bench"]\n'
+                '[[principal]]\nname = "other"\ntoken = "other-token"\nadmin = ["elsewhere"]\n')
+    settings = {  # name: (extra flags, token)
+        "no-auth": ((), None),
+        "auth-file": (("--auth-file", auth), TOKEN),
+        "workers-1": (("--workers", "1"), None),
+        "workers-2": (("--workers", "2"), None),
+    }
+    results = {}
+    for name, (extra, token) in settings.items():
+        cells = clients if not name.startswith("workers") else [max(clients)]
+        proc, url = start_ours(root, threads, extra=extra)
+        try:
+            for (op, n), v in run_loads(url, ops, cells, seconds, token).items():
+                results[(name, op, n)] = v
+                print(f"{name:10} {op:9} {n:>3} clients: {v['rps']:.0f} rps, p99 {v['p99_ms']:.2f} ms", flush=True)
+        finally:
+            stop(proc)
+    print(f"\n{seconds:.1f} s per cell, {N_TABLES} tables, cpu count {os.cpu_count()}")
+    for a_name, b_name, cells in (("auth-file", "no-auth", clients), ("workers-2", "workers-1", [max(clients)])):
+        print(f"\n{a_name} vs {b_name}")
+        print(f"{'op':9} {'clients':>7} | {a_name + ' rps':>15} {'p99 ms':>7} | {b_name + ' rps':>15} {'p99 ms':>7} | {'rps ratio':>9}")
+        for op in ops:
+            for n in cells:
+                a, b = results[(a_name, op, n)], results[(b_name, op, n)]
+                print(f"{op:9} {n:>7} | {a['rps']:>15.0f} {a['p99_ms']:>7.2f} | {b['rps']:>15.0f} {b['p99_ms']:>7.2f} |"
+                      f" {a['rps'] / b['rps']:>8.2f}x" + (f"  errors {a['errors']}/{b['errors']}" if a["errors"] or b["errors"] else ""))
     return 0
 
 

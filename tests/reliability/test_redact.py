@@ -63,3 +63,32 @@ def test_the_logging_filter_masks_messages_and_tracebacks():
     assert RedactingFilter().filter(record)
     assert "pw-9" not in record.getMessage() and "pw-9" not in record.exc_text
     assert "u:***@bucket" in record.getMessage()
+
+
+@pytest.mark.parametrize("key", ["page_token", "next_page_token", "partition_key", "primary_key", "base_tokenizer"])
+def test_protocol_fields_that_contain_a_secret_word_are_no_secret(key):
+    assert not is_secret_key(key)
+
+
+def test_redact_tree_masks_by_key_and_keeps_types():
+    from lance_ns.redact import redact_tree
+
+    tree = {"namespaces": ["a"], "page_token": "p1", "version": 3, "ok": True, "none": None,
+            "storage_options": {"aws_secret_access_key": "sk", "region": "eu"}, "uri": "http://u:pw@h"}
+    assert redact_tree(tree) == {"namespaces": ["a"], "page_token": "p1", "version": 3, "ok": True, "none": None,
+                                 "storage_options": {"aws_secret_access_key": MASK, "region": "eu"},
+                                 "uri": f"http://u:{MASK}@h"}
+
+
+def test_scrubber_removes_known_secret_values_wherever_quoted():
+    from lance_ns.redact import Scrubber
+
+    scrub = Scrubber()
+    scrub.learn({"password": "hunter2-x", "uri": "http://ann:pw-in-uri@h", "dsn": "host=h;sig=sig-val-1", "pin": "abc"})
+    text = scrub("login failed for hunter2-x at ann/pw-in-uri, sig-val-1; abc stays")
+    assert "hunter2-x" not in text and "pw-in-uri" not in text and "sig-val-1" not in text and "abc stays" in text
+
+
+def test_public_fields_keep_their_value_in_text_too():
+    assert redact_text('{"page_token": "b", "auth_token": "t-1"}') == '{"page_token": "b", "auth_token": "***"}'
+    assert redact_text("?page_token=b&token=t-2") == "?page_token=b&token=***"

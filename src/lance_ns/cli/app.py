@@ -21,6 +21,7 @@ from ..config import IMPLS
 from ..errors import ERRORS, InvalidInputError, code_of
 from ..identifiers import DEFAULT_DELIMITER
 from ..modes import CreateMode, RegisterMode
+from ..server import command as server_command
 from . import commands as cmd
 from . import configs, service
 from .connection import ENV_HELP
@@ -40,9 +41,9 @@ from .output import Output
 
 PROG = "lance-ns"
 COMPLETE_VAR = "_LANCE_NS_COMPLETE"
-# the server's defaults, without importing starlette/uvicorn for every command
-DEFAULT_THREADS = 32
-DEFAULT_MAX_BODY_BYTES = 256 * 1024 * 1024
+# the server's defaults (lance_ns.server.command imports no starlette/uvicorn)
+DEFAULT_THREADS = server_command.DEFAULT_THREADS
+DEFAULT_MAX_BODY_BYTES = server_command.DEFAULT_MAX_BODY_BYTES
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
 
 
@@ -358,19 +359,11 @@ command(config, "show", configs.config_show,
         "show what a command with these options connects to (resolved, secrets masked)",
         ["lance-ns config show --config prod", "lance-ns config show --impl rest --prop uri=http://user:pw@host:2333"])
 
-# serve
+# serve: the flags are the server's own (lance_ns.server.command.FLAGS), shared with python -m lance_ns.server
 command(cli, "serve", service.serve, "serve a namespace over the Lance REST protocol (until Ctrl-C); needs lance-ns[server]",
         [f"LANCE_NS_AUTH_TOKEN=s3cret lance-ns serve {ROOT} --host 127.0.0.1 --port 2333",
          "lance-ns namespace list --impl rest --prop uri=http://127.0.0.1:2333 --prop auth_token=s3cret"],
-        click.option("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)"),
-        click.option("--port", type=int, default=2333, help="port (default 2333, the spec's)"),
-        click.option("--auth-token", help=f"bearer token clients must send (better: ${service.AUTH_ENV}; "
-                                          f"x-api-key values: ${service.API_KEYS_ENV}, comma-separated); never printed"),
-        click.option("--log-level", default="info", type=click.Choice(["debug", "info", "warning", "error"])),
-        click.option("--threads", type=int, default=DEFAULT_THREADS, help=f"backend worker threads (default {DEFAULT_THREADS})"),
-        click.option("--max-body-bytes", type=int, default=DEFAULT_MAX_BODY_BYTES,
-                     help="larger request bodies get HTTP 413 (default 256 MiB)"),
-        click.option("--no-ui", is_flag=True, help="do not serve the catalog browser at /ui/"),
+        *server_command.click_options(),
         json_flag=False)
 
 # check

@@ -6,14 +6,14 @@ from __future__ import annotations
 from ..config import default_config_path, named_config
 from .connection import configuration_names, resolved
 from .output import Output
-from .secrets import mask_mapping
+from ..redact import redact_tree
 
 
 def config_list(args, out: Output) -> int:
     rows = []
     for name in configuration_names():
         props = named_config(name)
-        rows.append({"name": name, "impl": props.pop("impl"), "properties": mask_mapping(props)})
+        rows.append({"name": name, "impl": props.pop("impl"), "properties": redact_tree(props)})
 
     def human():
         out.table(("name", "impl", "properties"),
@@ -26,7 +26,7 @@ def config_list(args, out: Output) -> int:
 
 def config_show(args, out: Output) -> int:
     source, impl, props = resolved(args)
-    data = {"source": source, "impl": impl, "properties": mask_mapping(props)}
+    data = {"source": source, "impl": impl, "properties": redact_tree(props)}
 
     def human():
         out.mapping({"source": source, "impl": impl, **{f"property {k}": v for k, v in sorted(data["properties"].items())}},

@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from .secrets import Scrubber, mask_tree
+from ..redact import Scrubber, redact_tree
 
 
 class Output:
@@ -41,8 +41,11 @@ class Output:
     def json(self, value: Any, mask: bool = True) -> None:
         """``mask``: secrets by key name (responses, configurations); off for table rows,
         whose column names are the user's data, not configuration."""
-        text = json.dumps(mask_tree(value) if mask else value, indent=2, sort_keys=True, default=str)
-        self.out.file.write(self.scrub(text) + "\n")
+        if mask:
+            text = self.scrub(json.dumps(redact_tree(value), indent=2, sort_keys=True, default=str))
+        else:  # data: only the connection's known secrets are removed, no key-name pattern applies
+            text = self.scrub.known(json.dumps(value, indent=2, sort_keys=True, default=str))
+        self.out.file.write(text + "\n")
 
     def emit(self, value: Any, human, mask: bool = True) -> None:
         """``value`` as JSON with --json, else ``human()`` renders it."""
@@ -61,7 +64,7 @@ class Output:
 
     def mapping(self, data: dict, title: str | None = None) -> None:
         rows = []
-        for key, value in mask_tree(data).items():
+        for key, value in redact_tree(data).items():
             if isinstance(value, (dict, list)):
                 value = json.dumps(value, sort_keys=True, default=str)
             rows.append((key, value))

@@ -6,28 +6,31 @@ from __future__ import annotations
 import os
 
 from .. import check as C
-from .connection import import_extra, open_namespace, parse_pairs
+from .connection import import_extra, open_namespace, parse_pairs, resolve
 from .output import Output
 
-AUTH_ENV = "LANCE_NS_AUTH_TOKEN"
-API_KEYS_ENV = "LANCE_NS_API_KEYS"
+AUTH_ENV = "LANCE_NS_AUTH_TOKEN"  # the server's default --auth-token-env; `check` reads it too
 
 
 def serve(args, out: Output) -> int:
-    run = import_extra("lance_ns.server.running", "server", "lance-ns serve").serve
+    """``lance-ns serve``: the CLI's connection options pick the namespace; the serving
+    flags and the code that serves are :mod:`lance_ns.server.command`'s, as for
+    ``python -m lance_ns.server``."""
+    import_extra("lance_ns.server.running", "server", "lance-ns serve")
+    from ..server import command
+
     ns = open_namespace(args, out)
-    token = args.auth_token or os.environ.get(AUTH_ENV) or None
-    keys = [k for k in os.environ.get(API_KEYS_ENV, "").split(",") if k] or None
+    choice = resolve(args)  # how each worker of --workers opens the namespace again
+    opener = {"name": choice} if isinstance(choice, str) else {"impl": choice[0], "properties": choice[1]}
+    token, keys = command.credentials(args)
     out.scrub.learn({"auth_token": token or "", **{f"api_key.{i}": k for i, k in enumerate(keys or [])}})
     guard = " (clients must authenticate)" if token or keys else ""
     # the token itself is never printed
-    out.note(f"serving {ns.namespace_id()} at http://{args.host}:{args.port}{guard}")
-    if not args.no_ui:
-        out.note(f"catalog browser: http://{args.host}:{args.port}/ui/")
-    run(
-        ns, host=args.host, port=args.port, auth_token=token, api_keys=keys, log_level=args.log_level,
-        threads=args.threads, max_body_bytes=args.max_body_bytes, ui=not args.no_ui,
-    )
+    if args.log_format != "json":  # JSON logs: stderr holds JSON only (uvicorn logs the address)
+        out.note(f"serving {ns.namespace_id()} at {command.scheme(args)}://{args.host}:{args.port}{guard}")
+        if not args.no_ui:
+            out.note(f"catalog browser: {command.scheme(args)}://{args.host}:{args.port}/ui/")
+    command.run(ns, args, opener)
     return 0
 
 

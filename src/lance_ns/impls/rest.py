@@ -6,7 +6,9 @@ the server reads it.  Properties (strings, like every impl):
 
 * ``uri`` (required): the server's base URL, e.g. ``http://127.0.0.1:2333``;
 * ``delimiter``: the string-id delimiter of the ``{id}`` path segment (``$``);
-* ``header.NAME``: extra HTTP headers; ``auth_token``: sent as
+* ``header.NAME``: extra HTTP headers (per request: context entries
+  ``header.NAME``; the context entry ``purge`` travels as ``x-lance-ns-purge``);
+  ``auth_token``: sent as
   ``Authorization: Bearer ...``; ``api_key``: sent as ``x-api-key``;
 * ``connect_timeout`` / ``read_timeout``: milliseconds (10000 / 60000);
 * ``max_retries`` (3), ``retry_backoff_ms`` (100), ``retry_max_backoff_ms``
@@ -129,6 +131,8 @@ class RestNamespace(NamespaceBase):
         for key, value in context.items():  # the spec's Context -> HTTP headers mapping
             if key.startswith("header."):
                 headers[key[len("header.") :]] = value
+            elif key in R.CONTEXT_HEADERS:  # lance-ns context (purge): a header our server reads back
+                headers[R.CONTEXT_HEADERS[key]] = value
         path = route.path
         if route.has_id:
             id_str = self.delimiter.join(fields.get("id") or []) or self.delimiter

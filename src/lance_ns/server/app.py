@@ -31,8 +31,10 @@ from ..errors import (
     InternalError,
     InvalidInputError,
     LanceNamespaceError,
+    PermissionDeniedError,
     UnauthenticatedError,
     UnsupportedOperationError,
+    code_of,
     error_body,
     http_status,
 )
@@ -40,12 +42,20 @@ from ..identifiers import REST_DELIMITER, parse_id, validate_id
 from ..limits import Limits
 from ..modes import CreateMode, DropBehavior, DropMode, RegisterMode, WriteMode
 from ..redact import RedactingFilter, is_secret_key, redact_text
+from . import auth as A
 from . import routes as R
 from . import ui
+from .metrics import Metrics
 from .command import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_THREADS
 
 log = logging.getLogger("lance_ns.server")
 log.addFilter(RedactingFilter())  # messages and tracebacks may quote a backend's secrets
+#: one line per mutating call: who (the principal's name, never a token), what, on which id, outcome
+audit = logging.getLogger("lance_ns.audit")
+#: where the authenticated principal travels from the ASGI wrapper to the handler
+PRINCIPAL = "lance_ns.principal"
+#: the OperationId an endpoint serves, for the metrics' ``operation`` label
+OPERATION = "lance_ns.operation"
 
 #: the deepest nesting of arrays/objects accepted in a JSON body (requests need 3)
 MAX_JSON_DEPTH = 32
@@ -156,10 +166,13 @@ class NamespaceApp:
         max_decoded_bytes: int | None = None,
         body_timeout: float = DEFAULT_BODY_TIMEOUT,
         limits: Limits | None = None,
+        auth_file: str | None = None,
         ui: bool = True,
     ):
         self.namespace = namespace
         self.ui = ui  # the catalog browser at /ui/ (server.ui)
+        self.auth_file = A.AuthFile(auth_file) if auth_file else None
+        self.metrics = Metrics()
         self._tokens = [t.encode() for t in ([auth_token] if auth_token else [])]
         self._keys = [k.encode() for k in (api_keys or []) if k]
         self.max_body_bytes = int(max_body_bytes)
@@ -199,26 +212,60 @@ class NamespaceApp:
 
     @property
     def auth_required(self) -> bool:
-        return bool(self._tokens or self._keys)
+        return bool(self._tokens or self._keys or self.auth_file)
 
     def authenticates_itself(self, path: str) -> bool:
         """Paths that check credentials themselves: the UI accepts its sign-in cookie too."""
         return self.ui and (path == ui.PREFIX or path.startswith(ui.PREFIX + "/"))
 
-    def _authenticate(self, headers: Mapping[str, str]) -> None:
-        if not (self._tokens or self._keys):
-            return
+    def _authenticate(self, headers: Mapping[str, str]) -> A.Principal:
+        """The caller: the all-powerful principal for ``--auth-token``/API keys, an auth
+        file's principal for its token (as a bearer token or ``x-api-key``)."""
+        if not self.auth_required:
+            return A.ANONYMOUS
         auth = headers.get("authorization", "")
-        if self._tokens and auth[:7].lower() == "bearer ":
-            given = auth[7:].strip().encode()
-            if any(hmac.compare_digest(given, t) for t in self._tokens):
-                return
+        bearer = auth[7:].strip() if auth[:7].lower() == "bearer " else None
         key = headers.get("x-api-key")
-        if self._keys and key is not None:
-            given = key.encode()
-            if any(hmac.compare_digest(given, k) for k in self._keys):
-                return
+        if bearer is not None and self._tokens:
+            if any(hmac.compare_digest(bearer.encode(), t) for t in self._tokens):
+                return A.ALL_POWERFUL
+        if key is not None and self._keys:
+            if any(hmac.compare_digest(key.encode(), k) for k in self._keys):
+                return A.ALL_POWERFUL
+        if self.auth_file is not None:
+            for given in (bearer, key):
+                principal = self.auth_file.find(given) if given else None
+                if principal is not None:
+                    return principal
         raise UnauthenticatedError("missing or invalid credentials")
+
+    def _authorize(self, principal: A.Principal, route: R.Route, req: Any) -> A.Requirement | None:
+        """Raise PermissionDenied (403 code 15) unless ``principal`` holds the grant the
+        operation needs on every namespace it touches; listings of namespaces are allowed
+        on the way to a readable prefix (and filtered afterwards)."""
+        if principal is A.ANONYMOUS or principal is A.ALL_POWERFUL:
+            return None
+        need = A.requirement(route, req)
+        for ns in need.namespaces:
+            if principal.may(need.grant, ns):
+                continue
+            if route.op.method == "list_namespaces" and principal.may_see(ns):
+                continue
+            shown = ".".join(ns) if ns else "the root namespace"
+            raise PermissionDeniedError(f"{principal.name!r} may not {route.op.op_id} in {shown} (needs {need.grant})")
+        return need
+
+    @staticmethod
+    def _visible(principal: A.Principal, route: R.Route, req: Any, result: Any) -> Any:
+        """A namespace listing shows only the children the principal may see."""
+        if route.op.method != "list_namespaces" or principal is A.ANONYMOUS or principal is A.ALL_POWERFUL:
+            return result
+        parent = tuple(getattr(req, "id", None) or ())
+        names = getattr(result, "namespaces", None)
+        if names is None:
+            return result
+        kept = [n for n in names if principal.may_see((*parent, n))]
+        return result if len(kept) == len(names) else result.model_copy(update={"namespaces": kept})
 
     # -- request -> model ---------------------------------------------------------
     async def _json_body(self, request: Request) -> dict:
@@ -248,6 +295,15 @@ class NamespaceApp:
         # clients; the backend decides, but never sees a non-Arrow body.
         await self._run(_check_arrow_stream, data, op.op_id == "CreateTable", self.max_decoded_bytes)
         return data
+
+    @staticmethod
+    def _context_from_headers(request: Request, fields: dict) -> None:
+        """lance-ns context entries sent as headers (``x-lance-ns-purge``) back into the context."""
+        for key, header in R.CONTEXT_HEADERS.items():
+            value = request.headers.get(header)
+            if value is not None:
+                context = fields.get("context")
+                fields["context"] = {**(context if isinstance(context, dict) else {}), key: value}
 
     def _model(self, op: Operation, fields: dict) -> Any:
         for (op_id, field), enum in MODE_FIELDS.items():
@@ -284,7 +340,8 @@ class NamespaceApp:
             values = request.query_params.getlist(p.name)
             if values:
                 fields[p.name] = R.parse_query_value(p, values)
-        return await self._call(route, self._model(op, fields), data)
+        self._context_from_headers(request, fields)
+        return await self._call(route, self._model(op, fields), data, request.scope.get(PRINCIPAL, A.ANONYMOUS))
 
     async def _seed(self, request: Request, op: Operation) -> Response:
         """The seed spec's ``POST /<OperationId>``: the JSON body is the request.
@@ -310,13 +367,27 @@ class NamespaceApp:
             if op.has_data:  # no Arrow body: only CreateTable may go without data
                 data = b""
                 _check_arrow_stream(data, op.op_id == "CreateTable", self.max_decoded_bytes)
-        return await self._call(route, self._model(op, fields), data)
+        self._context_from_headers(request, fields)
+        return await self._call(route, self._model(op, fields), data, request.scope.get(PRINCIPAL, A.ANONYMOUS))
 
     # -- model -> backend -> response -------------------------------------------------
-    async def _call(self, route: R.Route, req: Any, data: bytes | None) -> Response:
+    async def _call(self, route: R.Route, req: Any, data: bytes | None, principal: A.Principal) -> Response:
         fn = getattr(self.namespace, route.op.method)
-        result = await (self._run(fn, req, data) if route.op.has_data else self._run(fn, req))
-        result = self._without_own_secrets(result)
+        mutating = not A.is_read_method(route.op.method)
+        try:
+            self._authorize(principal, route, req)
+            start = time.perf_counter()
+            try:
+                result = await (self._run(fn, req, data) if route.op.has_data else self._run(fn, req))
+            finally:
+                self.metrics.backend.labels(route.op.op_id).observe(time.perf_counter() - start)
+        except BaseException as e:
+            if mutating:
+                self._audit(principal, route, req, f"error code {code_of(e)}")
+            raise
+        if mutating:
+            self._audit(principal, route, req, "ok")
+        result = self._visible(principal, route, req, self._without_own_secrets(result))
         if route.response == "arrow":
             payload = result if isinstance(result, (bytes, bytearray)) else getattr(result, "data", None)
             if isinstance(payload, str):
@@ -330,6 +401,13 @@ class NamespaceApp:
         if route.response == "text":
             return JSONResponse(result if isinstance(result, str) else str(result), status_code=route.status)
         return JSONResponse(_to_jsonable(result), status_code=route.status)
+
+    @staticmethod
+    def _audit(principal: A.Principal, route: R.Route, req: Any, outcome: str) -> None:
+        if audit.isEnabledFor(logging.INFO):
+            ident = getattr(req, "id", None)
+            shown = ".".join(ident) if ident else "-"
+            audit.info("principal=%s op=%s id=%s outcome=%s", principal.name, route.op.op_id, shown, outcome)
 
     def _without_own_secrets(self, result: Any) -> Any:
         """DescribeTable, DeclareTable, CreateTable... answer ``storage_options``: the
@@ -350,6 +428,7 @@ class NamespaceApp:
     # -- endpoints -------------------------------------------------------------------
     def _endpoint(self, route: R.Route):
         async def endpoint(request: Request) -> Response:
+            request.scope[OPERATION] = route.op.op_id
             return await self._current(request, route)
 
         endpoint.__name__ = route.op.op_id
@@ -357,13 +436,22 @@ class NamespaceApp:
 
     def _seed_endpoint(self, op: Operation):
         async def endpoint(request: Request) -> Response:
+            request.scope[OPERATION] = op.op_id
             return await self._seed(request, op)
 
         endpoint.__name__ = f"seed_{op.op_id}"
         return endpoint
 
     async def health(self, request: Request) -> Response:
+        request.scope[OPERATION] = "health"
         return JSONResponse({"status": "ok"})
+
+    async def metrics_endpoint(self, request: Request) -> Response:
+        """Prometheus text format; behind the same authentication as the API when
+        the server has any (any authenticated principal may read it)."""
+        request.scope[OPERATION] = "metrics"
+        body, media_type = self.metrics.exposition()
+        return Response(body, media_type=media_type)
 
     async def openapi_json(self, request: Request) -> Response:
         return JSONResponse(R.openapi_document())
@@ -382,6 +470,7 @@ class NamespaceApp:
             table.append(StarletteRoute(f"/{op_id}", self._seed_endpoint(op), methods=["POST"]))
         table += [
             StarletteRoute("/health", self.health, methods=["GET"]),
+            StarletteRoute("/metrics", self.metrics_endpoint, methods=["GET"]),
             StarletteRoute("/openapi.json", self.openapi_json, methods=["GET"]),
             StarletteRoute("/openapi.yaml", self.openapi_yaml, methods=["GET"]),
         ]
@@ -440,20 +529,29 @@ class _Outer:
             return await self.app(scope, receive, send)
         start = time.perf_counter()
         status_box = [0]
+        code_box: list = [None]
         logged = [False]
+        metrics = self.owner.metrics
+        metrics.in_flight.inc()
 
         def log_request() -> None:
-            if logged[0] or not (self.owner.log_requests and log.isEnabledFor(logging.INFO)):
+            if logged[0]:
                 return
             logged[0] = True
-            elapsed = (time.perf_counter() - start) * 1000
-            log.info("%s %s %d %.1fms", scope["method"], scope["path"], status_box[0], elapsed)
+            elapsed = time.perf_counter() - start
+            metrics.in_flight.dec()
+            metrics.observe(scope.get(OPERATION, "other"), status_box[0], elapsed, code_box[0])
+            if self.owner.log_requests and log.isEnabledFor(logging.INFO):
+                log.info("%s %s %d %.1fms", scope["method"], scope["path"], status_box[0], elapsed * 1000)
 
         async def send_wrapper(message):
             if message["type"] == "http.response.start":
                 status_box[0] = message["status"]
-            elif message["type"] == "http.response.body" and not message.get("more_body"):
-                log_request()  # before the client can see the end of the response
+            elif message["type"] == "http.response.body":
+                if status_box[0] >= 400 and code_box[0] is None:
+                    code_box[0] = _error_code(message.get("body", b""))
+                if not message.get("more_body"):
+                    log_request()  # before the client can see the end of the response
             await send(message)
 
         try:
@@ -461,7 +559,7 @@ class _Outer:
                     and not self.owner.authenticates_itself(scope["path"])):
                 headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
                 try:
-                    self.owner._authenticate(headers)
+                    scope[PRINCIPAL] = self.owner._authenticate(headers)
                 except UnauthenticatedError as e:
                     resp = _json_error(e, scope["path"])
                     resp.headers["www-authenticate"] = "Bearer"
@@ -485,6 +583,15 @@ class _Outer:
             log_request()
 
 
+def _error_code(body: bytes) -> int | str:
+    """The integer ``code`` of an error body (``"none"`` for a body without one)."""
+    try:
+        code = json.loads(body).get("code")
+    except (ValueError, AttributeError):
+        return "none"
+    return code if isinstance(code, int) else "none"
+
+
 def create_app(
     namespace: LanceNamespace,
     *,
@@ -496,6 +603,7 @@ def create_app(
     max_decoded_bytes: int | None = None,
     body_timeout: float = DEFAULT_BODY_TIMEOUT,
     limits: Limits | None = None,
+    auth_file: str | None = None,
     ui: bool = True,
 ):
     """The ASGI app serving ``namespace`` over the Lance REST protocol (and, unless
@@ -510,5 +618,6 @@ def create_app(
         max_decoded_bytes=max_decoded_bytes,
         body_timeout=body_timeout,
         limits=limits,
+        auth_file=auth_file,
         ui=ui,
     ).build()

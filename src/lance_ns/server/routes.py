@@ -27,6 +27,13 @@ ARROW_STREAM = "application/vnd.apache.arrow.stream"
 ARROW_FILE = "application/vnd.apache.arrow.file"
 JSON = "application/json"
 
+#: request ``context`` entries of lance-ns that travel as HTTP headers: most request
+#: models have no field for them (DropTableRequest has no properties), and clients
+#: (pylance's RestNamespace, ours) send only ``header.*`` context entries, as headers.
+#: The client sends ``context["purge"]`` as ``x-lance-ns-purge``; the server puts the
+#: header back into the request's context before the backend sees it.
+CONTEXT_HEADERS = {"purge": "x-lance-ns-purge"}
+
 
 @dataclass(frozen=True)
 class Param:

@@ -37,14 +37,18 @@ def serve(
     port: int = 2333,
     *,
     log_level: str = "info",
+    log_format: str = "text",
     uvicorn_options: dict | None = None,
     **app_options: Any,
 ) -> None:
     """Serve a namespace (or a ready ASGI app) until interrupted, logging each
-    request (method, path, status, latency) at ``log_level`` info."""
-    configure_logging(log_level)
+    request (method, path, status, latency) at ``log_level`` info.  On SIGTERM or
+    Ctrl-C uvicorn stops accepting, lets in-flight requests finish (up to
+    ``timeout_graceful_shutdown`` seconds) and exits."""
+    configure_logging(log_level, log_format)
     app = _as_app(target, **app_options)
-    uvicorn.Server(_config(app, host, log_level, port=port, **(uvicorn_options or {}))).run()
+    options = {**({"log_config": None} if log_format == "json" else {}), **(uvicorn_options or {})}
+    uvicorn.Server(_config(app, host, log_level, port=port, **options)).run()
 
 
 @dataclass
@@ -107,4 +111,5 @@ def run_server_in_thread(
             raise RuntimeError(f"the lance-ns server did not start on {host}:{actual_port}")
         time.sleep(0.01)
     shown = f"[{host}]" if ":" in host else host
-    return ServerHandle(f"http://{shown}:{actual_port}", host, actual_port, server, thread)
+    scheme = "https" if (uvicorn_options or {}).get("ssl_certfile") else "http"
+    return ServerHandle(f"{scheme}://{shown}:{actual_port}", host, actual_port, server, thread)

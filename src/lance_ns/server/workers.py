@@ -1,0 +1,65 @@
+"""Serving one backend from several processes (``--workers N``).
+
+uvicorn's supervisor binds the socket once and spawns N worker processes; each
+builds its own app with :func:`app_factory` from the configuration the parent
+put in the environment variable :data:`CONFIG_ENV` (how to open the namespace:
+impl and properties, or a configuration name; and the app's settings).  Each
+worker opens the namespace itself: nothing is shared but the storage, so
+correctness rests on the backend's conditional commits (two workers declaring
+one name: one wins, the other answers 409 code 5), as between any two clients.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import tempfile
+from typing import Any
+
+#: the serialized worker configuration (JSON), set by the parent process
+CONFIG_ENV = "LANCE_NS_SERVE_CONFIG"
+
+
+def encode(opener: dict, app_options: dict, log_level: str, log_format: str) -> str:
+    options = dict(app_options)
+    if options.get("limits") is not None:
+        options["limits"] = dataclasses.asdict(options["limits"])
+    return json.dumps({"opener": opener, "app": options, "log_level": log_level, "log_format": log_format})
+
+
+def app_factory():
+    """The app of one worker process (uvicorn calls it with ``factory=True``)."""
+    from ..config import connect, load_namespace
+    from ..limits import Limits
+    from .app import create_app
+    from .command import configure_logging
+
+    config = json.loads(os.environ[CONFIG_ENV])
+    configure_logging(config["log_level"], config["log_format"])
+    opener = config["opener"]
+    ns = load_namespace(opener["name"]) if "name" in opener else connect(opener["impl"], opener["properties"])
+    options: dict[str, Any] = dict(config["app"])
+    if options.get("limits") is not None:
+        options["limits"] = Limits(**options["limits"])
+    return create_app(ns, **options)
+
+
+def serve_workers(workers: int, opener: dict, *, host: str, port: int, log_level: str, log_format: str,
+                  uvicorn_options: dict, **app_options: Any) -> None:
+    """Serve with ``workers`` processes until interrupted (SIGTERM/Ctrl-C: each worker
+    finishes its in-flight requests)."""
+    import uvicorn
+
+    from .command import configure_logging
+
+    configure_logging(log_level, log_format)
+    os.environ[CONFIG_ENV] = encode(opener, app_options, log_level, log_format)
+    # /metrics answers the sum over the workers: prometheus-client's multiprocess mode
+    os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="lance-ns-metrics-"))
+    options = dict(host=host, port=port, log_level=log_level, access_log=False, lifespan="off", timeout_keep_alive=30,
+                   workers=workers, factory=True)
+    if log_format == "json":
+        options["log_config"] = None
+    options.update(uvicorn_options)
+    uvicorn.run("lance_ns.server.workers:app_factory", **options)

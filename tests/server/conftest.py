@@ -1,0 +1,101 @@
+"""Fixtures for the deployment tests: ``lance-ns serve`` as a user starts it (a
+subprocess on a free port), and the ``lance-ns`` CLI in-process."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+import httpx
+import pytest
+
+LANCE_NS = str(Path(sys.executable).with_name("lance-ns"))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Served:
+    url: str
+    proc: subprocess.Popen
+    output: list[str] = field(default_factory=list)
+
+    def stop(self, timeout: float = 30) -> str:
+        """SIGTERM (a graceful shutdown), then the server's whole stderr/stdout."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+        try:
+            out = self.proc.communicate(timeout=timeout)[0]
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            out = self.proc.communicate()[0]
+        self.output.append(out or "")
+        return "".join(self.output)
+
+
+@contextlib.contextmanager
+def lance_ns_serve(args: list[str], *, env: dict | None = None, scheme: str = "http", verify=True,
+                   startup: float = 120) -> Iterator[Served]:
+    """``lance-ns serve ARGS --port P`` until its /health answers; stopped on exit."""
+    port = free_port()
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("LANCE_NS")}
+    environ.update(env or {})
+    proc = subprocess.Popen([LANCE_NS, "serve", *args, "--port", str(port)], env=environ,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    served = Served(f"{scheme}://127.0.0.1:{port}", proc)
+    try:
+        deadline = time.monotonic() + startup  # a cold start imports pylance: slow on a busy machine
+        while True:
+            if proc.poll() is not None:
+                raise AssertionError(f"lance-ns serve exited: {served.stop()}")
+            try:
+                if httpx.get(f"{served.url}/health", timeout=2, verify=verify).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "lance-ns serve did not start"
+            time.sleep(0.2)
+        yield served
+    finally:
+        served.stop()
+
+
+@dataclass
+class Result:
+    rc: int
+    out: str
+    err: str
+
+    def json(self):
+        return json.loads(self.out)
+
+
+@pytest.fixture
+def cli(monkeypatch, tmp_path):
+    """``lance-ns ARGS`` in-process, with no LANCE_NS_* variable or config file leaking in."""
+    from lance_ns.cli import main
+
+    for key in list(os.environ):
+        if key.startswith("LANCE_NS"):
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("LANCE_NS_CONFIG", str(tmp_path / "absent-config.toml"))
+
+    def run(*argv: str) -> Result:
+        out, err = io.StringIO(), io.StringIO()
+        rc = main([str(a) for a in argv], stdout=out, stderr=err)
+        return Result(rc, out.getvalue(), err.getvalue())
+
+    return run
