@@ -83,7 +83,10 @@ class Run:
         error = resp.error()
         if error is not None:
             raise error
-        if route.response in ("arrow", "count", "text"):
+        if route.response == "count":  # a bare number (or an object naming it)
+            body = resp.json()
+            return {"count": body.get("count") if isinstance(body, dict) else body}
+        if route.response in ("arrow", "text"):
             return {"value": resp.content}
         body = resp.json() if resp.content else {}  # an empty body: nothing to say (NamespaceExists)
         if not isinstance(body, dict):

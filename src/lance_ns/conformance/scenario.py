@@ -103,6 +103,28 @@ def _lists_not(present: str, absent: str):
     return verify
 
 
+def _field(name: str, want: Any):
+    def verify(resp: dict, vars: dict) -> str | None:
+        return None if resp.get(name) == want else f"{name} is {resp.get(name)!r}, expected {want!r}"
+
+    return verify
+
+
+def _has_key(name: str, key: str):
+    def verify(resp: dict, vars: dict) -> str | None:
+        return None if key in (resp.get(name) or {}) else f"{key!r} not in {name} {resp.get(name)!r}"
+
+    return verify
+
+
+def _at_most(name: str, n: int):
+    def verify(resp: dict, vars: dict) -> str | None:
+        got = resp.get(name) or []
+        return None if len(got) <= n else f"{len(got)} {name} although limit={n}"
+
+    return verify
+
+
 def _versions(resp: dict, vars: dict) -> str | None:
     versions = resp.get("versions") or []
     return None if versions else "no versions listed for a table with data"
@@ -402,6 +424,44 @@ def _scenario() -> list[Check]:
             ),
             setup=(Call("DeclareTable", {"id": _nsid("declared_only")}),),
             needs=frozenset({"data"}),
+            after="table.create",
+        ),
+        Check(
+            "table.count",
+            "CountTableRows",
+            "predicate and version are honoured: 'id > 1' at version 1 counts 2 of 3 rows",
+            (Call("CountTableRows", {"id": _nsid("data"), "predicate": "id > 1", "version": 1}, verify=_field("count", 2)),),
+            needs=frozenset({"data"}),
+            optional=True,
+            after="table.create",
+        ),
+        Check(
+            "table.tags",
+            "CreateTableTag",
+            "a tag created at version 1 resolves to it (GetTableTagVersion, DescribeTable tag=), is listed, moved, deleted",
+            (
+                Call("CreateTableTag", {"id": _nsid("data"), "tag": "first", "version": 1}),
+                Call("GetTableTagVersion", {"id": _nsid("data"), "tag": "first"}, verify=_field("version", 1)),
+                Call("DescribeTable", {"id": _nsid("data"), "tag": "first"}, verify=_field("version", 1)),
+                Call("ListTableTags", {"id": _nsid("data"), "limit": 10}, verify=_has_key("tags", "first")),
+                Call("UpdateTableTag", {"id": _nsid("data"), "tag": "first", "version": 1}),
+                Call("DeleteTableTag", {"id": _nsid("data"), "tag": "first"}),
+                Call("GetTableTagVersion", {"id": _nsid("data"), "tag": "first"}, expect=(8, 4)),
+            ),
+            needs=frozenset({"data"}),
+            optional=True,
+            after="table.create",
+        ),
+        Check(
+            "table.version.describe",
+            "DescribeTableVersion",
+            "version 1 is described; ListTableVersions honours limit and descending",
+            (
+                Call("DescribeTableVersion", {"id": _nsid("data"), "version": 1}),
+                Call("ListTableVersions", {"id": _nsid("data"), "limit": 1, "descending": True}, verify=_at_most("versions", 1)),
+            ),
+            needs=frozenset({"data"}),
+            optional=True,
             after="table.create",
         ),
         Check(
