@@ -125,6 +125,20 @@ def _at_most(name: str, n: int):
     return verify
 
 
+def _present(name: str):
+    def verify(resp: dict, vars: dict) -> str | None:
+        return None if resp.get(name) else f"no {name} in the response"
+
+    return verify
+
+
+def _all(*verifiers):
+    def verify(resp: dict, vars: dict) -> str | None:
+        return next((p for p in (v(resp, vars) for v in verifiers) if p), None)
+
+    return verify
+
+
 def _versions(resp: dict, vars: dict) -> str | None:
     versions = resp.get("versions") or []
     return None if versions else "no versions listed for a table with data"
@@ -216,8 +230,8 @@ def scenario() -> list[Check]:
 
 
 def _scenario() -> list[Check]:
-    missing = _nsid("__missing__")
-    missing_table = _nsid("__missing_table__")
+    missing = _nsid("missing_ns")  # names start with a letter: some catalogs (SeaweedFS) insist
+    missing_table = _nsid("missing_table")
     checks = [
         # -- namespaces
         Check(
@@ -261,7 +275,7 @@ def _scenario() -> list[Check]:
             "namespace.create.missing_parent",
             "CreateNamespace",
             "a namespace under a missing parent -> code 1 NamespaceNotFound",
-            (Call("CreateNamespace", {"id": _nsid("__missing__", "child")}, expect=1),),
+            (Call("CreateNamespace", {"id": _nsid("missing_ns", "child")}, expect=1),),
         ),
         Check(
             "namespace.create.invalid_name",
@@ -340,7 +354,7 @@ def _scenario() -> list[Check]:
             "table.declare.missing_namespace",
             "DeclareTable",
             "a table in a missing namespace -> code 1",
-            (Call("DeclareTable", {"id": _nsid("__missing__", "t")}, expect=1),),
+            (Call("DeclareTable", {"id": _nsid("missing_ns", "t")}, expect=1),),
         ),
         Check(
             "table.declare.invalid_name",
@@ -425,6 +439,20 @@ def _scenario() -> list[Check]:
             setup=(Call("DeclareTable", {"id": _nsid("declared_only")}),),
             needs=frozenset({"data"}),
             after="table.create",
+        ),
+        Check(
+            "table.describe.declared",
+            "DescribeTable",
+            "check_declared=True tells a declared-only table (is_only_declared) from one with data; "
+            "with_table_uri=True returns its URI",
+            (
+                Call("DescribeTable", {"id": _nsid("declared_only"), "check_declared": True},
+                     verify=_field("is_only_declared", True)),
+                Call("DescribeTable", {"id": _nsid("data"), "check_declared": True, "with_table_uri": True},
+                     verify=_all(_field("is_only_declared", False), _present("table_uri"))),
+            ),
+            needs=frozenset({"data"}),
+            after="tables.list.include_declared",
         ),
         Check(
             "table.count",

@@ -61,6 +61,7 @@ DEPARTURES = {
     # these re-register a deregistered table's data under another name
     "test_dropping_a_registered_table_keeps_its_data": "SeaweedFS deletes a table's files on deregister (above)",
     "test_purge_drops_the_data_of_a_registered_table": "SeaweedFS deletes a table's files on deregister (above)",
+    "scenario:table.register": "SeaweedFS deletes a table's files on deregister (above)",
 }
 
 BACKENDS = [Backend("iceberg", _start)]
