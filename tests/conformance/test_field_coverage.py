@@ -40,7 +40,6 @@ NOT_YET_CHECKED = {
     # locations: tests/conformance/test_conformance.py checks them (overlap refusals) per backend
     "DeclareTable": "location vend_credentials",
     "CreateTable": "properties storage_options",
-    "RegisterTable": "properties",
     # the data-plane operations of TableDataOps: tested per backend in tests/dir/test_dataops.py
     # and tests/rest, not yet by the shared scenario
     "CreateTableIndex": "id branch column index_type name distance_type num_partitions num_sub_vectors num_bits "

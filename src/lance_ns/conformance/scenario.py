@@ -506,10 +506,11 @@ def _scenario() -> list[Check]:
         Check(
             "table.register",
             "RegisterTable",
-            "registers the deregistered table's location under a new name",
+            "registers the deregistered table's location under a new name, with the properties given",
             (
-                Call("RegisterTable", {"id": _nsid("reg"), "location": "{data_loc}"}),
-                Call("DescribeTable", {"id": _nsid("reg")}, verify=_same_location("data_loc")),
+                Call("RegisterTable", {"id": _nsid("reg"), "location": "{data_loc}", "properties": {"origin": "check"}}),
+                Call("DescribeTable", {"id": _nsid("reg")},
+                     verify=_all(_same_location("data_loc"), _props_include({"origin": "check"}))),
             ),
             needs=frozenset({"data"}),
         ),
