@@ -175,9 +175,13 @@ class RestNamespace(NamespaceBase):
         """Send one request exactly as given: no validation, no retry, no error
         mapping (the checker's malformed-input probes).  The client's own
         headers (credentials) are sent; a header given as ``""`` is left out."""
-        merged = {**self._client.headers, **(headers or {})}
-        merged = {k: v for k, v in merged.items() if v != ""}
-        resp = self._client.request(method, path, json=json, params=params, content=content, headers=merged)
+        given = headers or {}
+        request = self._client.build_request(
+            method, path, json=json, params=params, content=content, headers={k: v for k, v in given.items() if v != ""}
+        )
+        for name in (k for k, v in given.items() if v == ""):  # e.g. Authorization: an anonymous request
+            request.headers.pop(name, None)
+        resp = self._client.send(request)
         return RawResponse(resp.status_code, resp.content, resp.headers.get("content-type", ""))
 
     def _send(self, route, path, params, content, headers) -> httpx.Response:
