@@ -8,6 +8,8 @@ from contextlib import ExitStack
 
 import pytest
 
+from lance_ns.walk import drop_tree
+
 from .backends import Ctx, discover
 
 _BACKENDS = discover()
@@ -44,7 +46,10 @@ def _departures(request):
     if "backend" not in request.fixturenames:
         return
     ctx = request.getfixturevalue("backend")
-    reason = ctx.departures.get(request.node.originalname)
+    name = request.node.originalname
+    if name == "test_scenario":  # one test per scenario check: the check's own name
+        name = f"scenario:{request.node.callspec.params['check']}"
+    reason = ctx.departures.get(name)
     if reason:
         request.applymarker(pytest.mark.xfail(reason=reason, strict=True))
 
@@ -78,18 +83,6 @@ def _cleanup(s: Scope) -> None:
         if s.has("cascade"):
             c.drop_namespace({"id": s.id, "mode": "Skip", "behavior": "Cascade"})
             return
-        _drop_tree(c, s.id)
+        drop_tree(c, s.id)
     except Exception as e:  # cleanup must not hide the test's own result
         print(f"cleanup of {s.id} failed: {e!r}")
-
-
-def _drop_tree(c, ns):
-    try:
-        children = c.list_namespaces({"id": ns}).namespaces
-    except Exception:
-        return
-    for child in children:
-        _drop_tree(c, ns + [child])
-    for t in c.list_tables({"id": ns}).tables:
-        c.drop_table({"id": ns + [t]})
-    c.drop_namespace({"id": ns, "mode": "Skip"})

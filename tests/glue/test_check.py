@@ -4,7 +4,7 @@ need a namespace inside the scenario's skip and every other check passes."""
 from __future__ import annotations
 
 import lance_ns
-from lance_ns import check as C
+from lance_ns import conformance as C
 
 
 def test_check_passes_on_glue(props):

@@ -4,7 +4,7 @@ passes."""
 
 from __future__ import annotations
 
-from lance_ns import check as C
+from lance_ns import conformance as C
 
 
 def test_check_passes_on_hive2(hive2):

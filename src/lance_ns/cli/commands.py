@@ -7,7 +7,6 @@ codes in one place (:func:`lance_ns.cli.app.run`).
 
 from __future__ import annotations
 
-import types
 from pathlib import Path
 from typing import Any, Callable
 
@@ -37,7 +36,7 @@ from lance_namespace import (
 )
 from lance_namespace_urllib3_client.models import QueryTableRequestColumns, QueryTableRequestVector
 
-from .. import tables
+from .. import tables, walk
 from ..errors import (
     InvalidInputError,
     InvalidTableStateError,
@@ -175,23 +174,6 @@ def namespace_drop(args, out: Output) -> int:
     return 0
 
 
-def _tree(ns, parts: list[str]) -> tuple[list[list[str]], list[list[str]]]:
-    """Every namespace (deepest first) and table below ``parts``."""
-    namespaces, tables = [], []
-    for name in _all(ns.list_tables, ListTablesRequest, "tables", parts):
-        tables.append(parts + [name])
-    for child in _all(ns.list_namespaces, ListNamespacesRequest, "namespaces", parts):
-        sub_ns, sub_tables = _tree(ns, parts + [child])
-        namespaces += sub_ns + [parts + [child]]
-        tables += sub_tables
-    return namespaces, tables
-
-
-def _all(call, make, field, parts):
-    args = types.SimpleNamespace(limit=None, page_token=None)
-    return listing(call, make, field, args, id=parts)[0]
-
-
 def _drop_walking(ns, parts: list[str], mode: str, args, out: Output) -> int:
     """Client-side cascade: drop every table and child namespace, with progress.
 
@@ -206,16 +188,10 @@ def _drop_walking(ns, parts: list[str], mode: str, args, out: Output) -> int:
             return 0
         raise
     with out.status(f"listing {shown(parts, args)}"):
-        namespaces, tables = _tree(ns, parts)
+        found = walk.tree(ns, parts)
+    namespaces, tables = found.namespaces, found.tables
     with out.progress(f"dropping {shown(parts, args)}", len(tables) + len(namespaces) + 1) as advance:
-        for table_id in tables:
-            ns.drop_table(DropTableRequest(id=table_id))
-            advance()
-        for child in namespaces:
-            ns.drop_namespace(DropNamespaceRequest(id=child))
-            advance()
-        ns.drop_namespace(DropNamespaceRequest(id=parts))
-        advance()
+        walk.drop_tree(ns, parts, found, advance=advance)
     result = {"dropped_tables": [to_string(t, args.delimiter) for t in tables],
               "dropped_namespaces": [to_string(n, args.delimiter) for n in namespaces + [parts]]}
     out.emit(result, lambda: out.message(

@@ -1,11 +1,11 @@
 """``lance-ns serve`` and ``lance-ns check``: thin wrappers over
-:mod:`lance_ns.server` and :mod:`lance_ns.check`."""
+:mod:`lance_ns.server` and :mod:`lance_ns.conformance`."""
 
 from __future__ import annotations
 
 import os
 
-from .. import check as C
+from .. import conformance as C
 from .connection import import_extra, open_namespace, parse_pairs, resolve
 from .output import Output
 
@@ -34,17 +34,6 @@ def serve(args, out: Output) -> int:
     return 0
 
 
-def _codes(check: C.Check) -> set[int]:
-    codes: set[int] = set()
-    for step in check.steps:
-        expect = step.expect if isinstance(step, C.Call) else step.code if isinstance(step, C.Http) else None
-        if isinstance(expect, tuple):
-            codes.update(expect)
-        elif expect is not None:
-            codes.add(expect)
-    return codes
-
-
 def check(args, out: Output) -> int:
     token = args.auth_token or os.environ.get(AUTH_ENV) or None
     if args.uri:
@@ -55,12 +44,12 @@ def check(args, out: Output) -> int:
         import_extra("httpx", "rest", "lance-ns check --uri")
         import_extra("lance_ns.impls.rest", "rest", "lance-ns check --uri")
         out.scrub.learn({"auth_token": token or "", **{f"header.{k}": v for k, v in parse_pairs(args.header, "--header").items()}})
-        target = C.Target.rest(args.uri, auth_token=token, headers=parse_pairs(args.header, "--header"))
+        target = C.Target.rest_server(args.uri, auth_token=token, headers=parse_pairs(args.header, "--header"))
     else:
         target = C.Target.backend(open_namespace(args, out))
     parent = [p for p in (args.parent or "").split(args.delimiter) if p]
     try:
-        with out.progress("checking", len(C.CHECKS) + 2) as advance:
+        with out.progress("checking", len(C.RESULT_NAMES)) as advance:
             results = C.run_checks(target, parent=parent, on_result=lambda r: advance())
     finally:
         target.close()
@@ -99,7 +88,7 @@ def _report(out: Output, results, by_name, description: str, ok: bool) -> None:
     out.out.print(t)
     codes: dict[int, dict[str, int]] = {}
     for r in results:
-        for code in _codes(by_name[r.name]) if r.name in by_name else ():
+        for code in by_name[r.name].codes() if r.name in by_name else ():
             codes.setdefault(code, {C.PASS: 0, C.FAIL: 0, C.SKIP: 0})[r.status] += 1
     if codes:
         from ..errors import ERRORS

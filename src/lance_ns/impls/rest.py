@@ -126,6 +126,16 @@ class RestNamespace(NamespaceBase):
     # -- one generic call -----------------------------------------------------------
     def _invoke(self, route: R.Route, request: Any, data: bytes | None = None) -> Any:
         fields = request.model_dump(by_alias=True, exclude_none=True, mode="json")
+        path, params, content, headers = self.encode(route, fields, data)
+        resp = self._send(route, path, params, content, headers)
+        return self._result(route, resp)
+
+    def encode(
+        self, route: R.Route, fields: dict, data: bytes | None = None
+    ) -> tuple[str, list[tuple[str, str]], bytes | None, dict[str, str]]:
+        """A request's fields (JSON names) -> (path, query params, body, headers),
+        each field where the route says the server reads it.  Nothing is checked."""
+        fields = dict(fields)
         headers = {}
         context = fields.pop("context", None) or {}
         for key, value in context.items():  # the spec's Context -> HTTP headers mapping
@@ -154,8 +164,29 @@ class RestNamespace(NamespaceBase):
         elif route.body == "arrow":
             content = bytes(data or b"")
             headers["Content-Type"] = R.ARROW_STREAM
-        resp = self._send(route, path, params, content, headers)
-        return self._result(route, resp)
+        return path, params, content, headers
+
+    def raw_request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        params: Any = None,
+        content: bytes | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> "RawResponse":
+        """Send one request exactly as given: no validation, no retry, no error
+        mapping (the checker's malformed-input probes).  The client's own
+        headers (credentials) are sent; a header given as ``""`` is left out."""
+        given = headers or {}
+        request = self._client.build_request(
+            method, path, json=json, params=params, content=content, headers={k: v for k, v in given.items() if v != ""}
+        )
+        for name in (k for k, v in given.items() if v == ""):  # e.g. Authorization: an anonymous request
+            request.headers.pop(name, None)
+        resp = self._client.send(request)
+        return RawResponse(resp.status_code, resp.content, resp.headers.get("content-type", ""))
 
     def _send(self, route, path, params, content, headers) -> httpx.Response:
         return retry.send(
@@ -188,6 +219,37 @@ class RestNamespace(NamespaceBase):
         return model.from_dict(payload or {}) if hasattr(model, "from_dict") else model.model_validate(payload or {})
 
 
+class RawResponse:
+    """What :meth:`RestNamespace.raw_request` got back: status and body."""
+
+    def __init__(self, status: int, content: bytes, content_type: str = ""):
+        self.status = status
+        self.content = content
+        self.content_type = content_type
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", "replace")
+
+    def json(self) -> Any:
+        """The body as JSON, or None when it is not JSON."""
+        try:
+            return json.loads(self.content) if self.content else None
+        except ValueError:
+            return None
+
+    @property
+    def code(self) -> int | None:
+        """The integer ``code`` of an error body (None when absent or not an integer)."""
+        body = self.json()
+        code = body.get("code") if isinstance(body, dict) else None
+        return code if isinstance(code, int) and not isinstance(code, bool) else None
+
+    def error(self) -> Exception | None:
+        """The exception this response stands for (None for a success)."""
+        return _error_of(self.status, self.json(), self.text) if self.status >= 400 else None
+
+
 def _segment(value: str) -> str:
     """A percent-encoded path segment; ``.`` and ``..`` are encoded too, since
     URL normalisation would otherwise remove them (the root id with delimiter ``.``)."""
@@ -203,14 +265,18 @@ def _error(resp: httpx.Response) -> Exception:
         body = resp.json()
     except ValueError:
         body = None
+    return _error_of(resp.status_code, body, resp.text or resp.reason_phrase)
+
+
+def _error_of(status: int, body: Any, text: str) -> Exception:
     if isinstance(body, dict):
         # any server's message may quote a secret: masked before it reaches logs or a CLI
-        message = redact_text(str(body.get("error") or body.get("detail") or body.get("message") or resp.reason_phrase))
+        message = redact_text(str(body.get("error") or body.get("detail") or body.get("message") or text[:500]))
         code = body.get("code")
         if isinstance(code, int) and not isinstance(code, bool):
             return error_from_code(code, message)
-        return error_from_status(resp.status_code, message)
-    return error_from_status(resp.status_code, redact_text((resp.text or resp.reason_phrase)[:500]))
+        return error_from_status(status, message)
+    return error_from_status(status, redact_text(text[:500]))
 
 
 def _operation(route: R.Route):

@@ -21,8 +21,13 @@ from typing import Callable, ContextManager
 
 from lance_namespace import LanceNamespace
 
+from lance_ns.conformance import capabilities
+
 #: capabilities a backend may have; the suite checks the behaviour either way
 #: (e.g. without "cascade", a Cascade drop must answer Unsupported, code 0).
+#: "cascade" and "drop_missing_ok" are declared by the backend classes
+#: themselves (lance_ns.conformance.CAPABILITY_ATTRIBUTES), read by
+#: :func:`declared_caps`; the others describe what this test environment offers.
 CAPABILITIES = {
     "nested",  # namespaces inside the suite's namespace
     "cascade",  # DropNamespace behavior=Cascade
@@ -33,6 +38,13 @@ CAPABILITIES = {
     "register",  # RegisterTable of an existing Lance table location
     "drop_missing_ok",  # DropNamespace of a missing namespace succeeds (Iceberg spec)
 }
+
+
+def declared_caps(namespace: LanceNamespace, *environment: str) -> frozenset[str]:
+    """The capabilities ``namespace``'s class declares (the same reading
+    ``lance-ns check`` makes), plus what this test environment offers."""
+    has, _ = capabilities(namespace)
+    return has | frozenset(environment)
 
 
 @dataclass

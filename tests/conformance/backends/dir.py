@@ -12,16 +12,18 @@ import boto3
 import lance_ns
 from tests.servers.moto import client_kwargs, moto_server, s3_storage_options
 
-from . import Backend, Ctx
+from . import Backend, Ctx, declared_caps
 
-CAPS = frozenset({"nested", "cascade", "data", "detail", "ns_properties", "table_properties", "register"})
+#: what this environment offers; "cascade" the class declares
+ENVIRONMENT = ("nested", "data", "detail", "ns_properties", "table_properties", "register")
 BUCKET = "lance-dir-conformance"
 
 
 @contextmanager
 def _local(tmp):
     root = str(tmp / "root")
-    yield Ctx(connect=lambda: lance_ns.connect("dir", {"root": root}), caps=CAPS, scratch=f"{root}/scratch")
+    connect = lambda: lance_ns.connect("dir", {"root": root})  # noqa: E731
+    yield Ctx(connect=connect, caps=declared_caps(connect(), *ENVIRONMENT), scratch=f"{root}/scratch")
 
 
 @contextmanager
@@ -33,7 +35,7 @@ def _s3(tmp):
         props = {"root": root, **{f"storage.{k}": v for k, v in opts.items()}}
         yield Ctx(
             connect=lambda: lance_ns.connect("dir", props),
-            caps=CAPS,
+            caps=declared_caps(lance_ns.connect("dir", props), *ENVIRONMENT),
             scratch=f"{root}/scratch",
             storage_options=opts,
         )

@@ -14,7 +14,7 @@ import boto3
 import lance_ns
 from tests.servers.moto import ACCOUNT_ID, REGION, client_kwargs, moto_server, s3_storage_options
 
-from . import Backend, Ctx
+from . import Backend, Ctx, declared_caps
 
 BUCKET = "lance-glue-conformance"
 
@@ -33,9 +33,10 @@ def _start(tmp):
             "root": f"s3://{BUCKET}/warehouse",
             **{f"storage.{k}": v for k, v in opts.items()},
         }
+        ns = lance_ns.connect("glue", props)
         yield Ctx(
             connect=lambda: lance_ns.connect("glue", props),
-            caps=frozenset({"data", "detail", "ns_properties", "table_properties", "register"}),
+            caps=declared_caps(ns, "data", "detail", "ns_properties", "table_properties", "register"),
             scratch=f"s3://{BUCKET}/scratch",
             storage_options=opts,
         )

@@ -9,9 +9,9 @@ from contextlib import contextmanager
 
 import lance_ns
 
-from . import Backend, Ctx
+from . import Backend, Ctx, declared_caps
 
-CAPS = frozenset({"cascade", "data", "detail", "ns_properties", "table_properties", "register"})
+ENVIRONMENT = ("data", "detail", "ns_properties", "table_properties", "register",)
 
 
 def _start(impl, parent):
@@ -23,7 +23,7 @@ def _start(impl, parent):
         # one client (and connection pool) for the whole suite, as an application would hold
         ns = lance_ns.connect(impl, {"uri": hms.uri, "root": str(tmp / "tables"), "client.socket-timeout-ms": "30000"})
         try:
-            yield Ctx(connect=lambda: ns, parent=parent, caps=CAPS, scratch=str(tmp / "scratch"))
+            yield Ctx(connect=lambda: ns, parent=parent, caps=declared_caps(ns, *ENVIRONMENT), scratch=str(tmp / "scratch"))
         finally:
             ns.close()
 

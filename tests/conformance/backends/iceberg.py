@@ -23,7 +23,7 @@ from contextlib import contextmanager
 import lance_ns
 
 from ...servers.seaweedfs import seaweedfs_server
-from . import Backend, Ctx
+from . import Backend, Ctx, declared_caps
 
 
 def client_properties(server) -> dict[str, str]:
@@ -43,8 +43,9 @@ def _start(tmp):
         yield Ctx(
             connect=lambda: lance_ns.connect("iceberg", props),
             parent=[server.warehouse],
-            caps=frozenset(
-                {"nested", "data", "detail", "ns_properties", "table_properties", "register", "drop_missing_ok"}
+            caps=declared_caps(
+                lance_ns.connect("iceberg", props), "nested", "data", "detail", "ns_properties", "table_properties",
+                "register",
             ),
             storage_options=server.storage_options(),
             departures=DEPARTURES,
@@ -60,6 +61,7 @@ DEPARTURES = {
     # these re-register a deregistered table's data under another name
     "test_dropping_a_registered_table_keeps_its_data": "SeaweedFS deletes a table's files on deregister (above)",
     "test_purge_drops_the_data_of_a_registered_table": "SeaweedFS deletes a table's files on deregister (above)",
+    "scenario:table.register": "SeaweedFS deletes a table's files on deregister (above)",
 }
 
 BACKENDS = [Backend("iceberg", _start)]

@@ -4,7 +4,7 @@ from contextlib import contextmanager
 
 import lance_ns
 
-from . import Backend, Ctx
+from . import Backend, Ctx, declared_caps
 
 
 @contextmanager
@@ -13,7 +13,7 @@ def _start(tmp):
     ns = lance_ns.connect("memory", {"root": root})  # one catalog shared by every client
     yield Ctx(
         connect=lambda: ns,
-        caps=frozenset({"nested", "cascade", "data", "detail", "ns_properties", "table_properties", "register"}),
+        caps=declared_caps(ns, "nested", "data", "detail", "ns_properties", "table_properties", "register"),
         scratch=str(tmp / "memory-scratch"),
     )
 

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 import lance_ns
 from tests.servers.unity import unity_server
 
-from . import Backend, Ctx
+from . import Backend, Ctx, declared_caps
 
 CATALOG = "lance_ci"
 
@@ -25,7 +25,7 @@ def _backend(name: str, legacy: bool) -> Backend:
             yield Ctx(
                 connect=lambda: ns,
                 parent=[CATALOG],
-                caps=frozenset({"data", "detail", "ns_properties", "table_properties", "register"}),
+                caps=declared_caps(ns, "data", "detail", "ns_properties", "table_properties", "register"),
                 scratch=str(tmp / "scratch"),
             )
             ns.close()
