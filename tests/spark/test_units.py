@@ -13,7 +13,8 @@ from lance_namespace import CreateNamespaceRequest, DescribeTableRequest
 
 from lance_ns.errors import InvalidInputError, TableNotFoundError
 from lance_ns.spark import datasource as dsrc
-from lance_ns.spark.table import namespace_config, resolve
+from lance_ns.spark.options import SourceOptions
+from lance_ns.spark.table import resolve
 
 
 def test_aligned_copies_only_misaligned_batches():
@@ -73,9 +74,9 @@ def test_only_spark_workers_exempt_imports_from_gc(monkeypatch):
 
 
 def test_namespace_config_matches_prefix_case_insensitively():
-    cfg = namespace_config({"impl": "lance.namespace.DirectoryNamespace", "directorynamespace.root": "/r"})
+    cfg = SourceOptions.parse({"impl": "lance.namespace.DirectoryNamespace", "directorynamespace.root": "/r"}).ns_config
     assert cfg["DirectoryNamespace.root"] == "/r"
-    assert namespace_config({"path": "/x"}) is None
+    assert SourceOptions.parse({"path": "/x"}).ns_config is None
 
 
 def test_resolve_path_and_storage_options():
@@ -156,25 +157,25 @@ def test_worker_imports_stay_light():
 def test_bridge_jar_is_built_once_and_is_optional(tmp_path, monkeypatch):
     import zipfile
 
-    from lance_ns.spark import bridge
+    from lance_ns.spark import jar as bridge_jar
 
     monkeypatch.setenv("LANCE_NS_CACHE", str(tmp_path / "cache"))
-    jar = bridge.jar_path()
+    jar = bridge_jar.jar_path()
     assert jar is not None, "CI has a JDK: the bridge must build"
     names = zipfile.ZipFile(jar).namelist()
     assert "lancens/spark/LanceProvider.class" in names
     service = zipfile.ZipFile(jar).read("META-INF/services/org.apache.spark.sql.sources.DataSourceRegister")
-    assert service.decode().strip() == bridge.PROVIDER
+    assert service.decode().strip() == bridge_jar.PROVIDER
     built = os.stat(jar).st_mtime_ns
-    assert bridge.jar_path() == jar and os.stat(jar).st_mtime_ns == built  # cached
+    assert bridge_jar.jar_path() == jar and os.stat(jar).st_mtime_ns == built  # cached
     monkeypatch.setenv("LANCE_NS_SPARK_BRIDGE", "0")
-    assert bridge.jar_path() is None
+    assert bridge_jar.jar_path() is None
     # no JDK and nothing cached: no jar, and the lance format stays pure Python
     monkeypatch.delenv("LANCE_NS_SPARK_BRIDGE")
     monkeypatch.setenv("LANCE_NS_CACHE", str(tmp_path / "empty"))
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
-    assert bridge.jar_path() is None
+    assert bridge_jar.jar_path() is None
 
 
 def test_a_bridge_that_cannot_be_built_warns_and_falls_back(tmp_path, monkeypatch):
