@@ -223,3 +223,15 @@ def test_a_query_reads_the_version_its_schema_came_from(spark, lake):
     assert read(spark, options, "pin").count() == 50  # a new load sees the commit
     events(spark, 5).write.format("lance").mode("append").options(**options).save("pin")
     assert latest.count() == 55 and pinned.count() == 30
+
+
+def test_views_push_filters_on_the_jvm_path(spark, lake):
+    """register_views turns pushing off only for the Python source, whose
+    planned read Spark reuses across queries; the JVM path plans each query."""
+    options, _ = lake
+    events(spark, 40).write.format("lance").mode("overwrite").options(**options).save("vw")
+    assert ls.register_views(spark, options, view_name=lambda rel: "pushed_" + "_".join(rel)) == {"pushed_vw": ["vw"]}
+    filtered = spark.sql("SELECT id FROM pushed_vw WHERE id > 35")
+    assert "filter=" in executed(filtered).split("BatchScan")[1], executed(filtered)
+    assert sorted(r.id for r in filtered.collect()) == [36, 37, 38, 39]
+    assert spark.sql("SELECT count(*) FROM pushed_vw").first()[0] == 40  # no earlier filter leaks in
