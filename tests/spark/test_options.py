@@ -5,7 +5,6 @@ session without the jar.  No SparkSession: these run in seconds."""
 from __future__ import annotations
 
 import io
-import json
 import warnings
 
 import lance

@@ -13,6 +13,7 @@ from lance_namespace import CreateNamespaceRequest, DescribeTableRequest
 
 from lance_ns.errors import InvalidInputError, TableNotFoundError
 from lance_ns.spark import datasource as dsrc
+from lance_ns.spark import planning
 from lance_ns.spark.options import SourceOptions
 from lance_ns.spark.table import resolve
 
@@ -38,7 +39,7 @@ def test_conform_casts_reorders_and_sets_nullability():
         schema=pa.schema([pa.field("s", pa.large_string()), pa.field("a", pa.int64(), nullable=False)]),
     )
     target = pa.schema([pa.field("a", pa.int64()), pa.field("s", pa.string())])
-    out = dsrc.conform(batch, target)
+    out = planning.conform(batch, target)
     assert out.schema.equals(target)
     assert out.to_pylist() == [{"a": 1, "s": "x"}]
 
@@ -46,13 +47,13 @@ def test_conform_casts_reorders_and_sets_nullability():
 def test_read_batches_hold_about_a_fixed_number_of_bytes(tmp_path):
     narrow = pa.schema([("x", pa.float64())])
     wide = pa.schema([("v", pa.list_(pa.float32(), 1536)), ("id", pa.int64())])
-    assert dsrc.batch_rows(narrow) == dsrc.MAX_BATCH_ROWS
-    assert dsrc.batch_rows(wide) * (1536 * 4 + 8) <= dsrc.BATCH_BYTES
-    assert dsrc.MIN_BATCH_ROWS <= dsrc.batch_rows(wide) < dsrc.batch_rows(narrow)
+    assert planning.batch_rows(narrow) == planning.MAX_BATCH_ROWS
+    assert planning.batch_rows(wide) * (1536 * 4 + 8) <= planning.BATCH_BYTES
+    assert planning.MIN_BATCH_ROWS <= planning.batch_rows(wide) < planning.batch_rows(narrow)
     # a scan uses it unless batchSize is given, and yields every row once
-    n = dsrc.MAX_BATCH_ROWS + 10
+    n = planning.MAX_BATCH_ROWS + 10
     lance.write_dataset(pa.table({"x": np.arange(n, dtype="float64")}), str(tmp_path / "t"))
-    for options, sizes in (({}, [dsrc.MAX_BATCH_ROWS, 10]), ({"batchSize": "100000"}, [100000, 100000, 62154])):
+    for options, sizes in (({}, [planning.MAX_BATCH_ROWS, 10]), ({"batchSize": "100000"}, [100000, 100000, 62154])):
         source = dsrc.LanceDataSource({"path": str(tmp_path / "t"), **options})
         reader = source.reader(source.schema())
         got = [b.num_rows for p in reader.partitions() for b in reader.read(p)]

@@ -50,12 +50,8 @@ from . import filters as _filters
 from .errors import error
 from .jobfiles import JobFiles, delete_data_files, open_session
 from .options import SourceOptions
-from .planning import (  # noqa: F401 - BATCH_BYTES and friends: this module's documented batch sizing
-    BATCH_BYTES,
-    MAX_BATCH_ROWS,
-    MIN_BATCH_ROWS,
+from .planning import (
     ScanSpec,
-    batch_rows,
     conform,
     fragment_groups,
     groups_of,
