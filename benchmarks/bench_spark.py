@@ -15,7 +15,7 @@ operation, rows/s, and the ratio of rows/s to Spark parquet's (>1 = faster).
   tells parquet and the lance format (JVM read path) which column it needs.
 
 "lance source" is ``format("lance")``: with a JDK its reads take the JVM
-column-batch path (``lance_ns.spark.bridge``), writes always run in Python.
+column-batch path (``lance_ns/spark/bridge/*.java``), writes always run in Python.
 "lance python" is the same table read through the pure Python source
 (``format("lance_python")``, what ``lance`` is without a JDK); it is given
 ``columns=x`` for the aggregate, since Python sources get no column pruning.

@@ -1,4 +1,4 @@
-"""The JVM read path of the ``lance`` format (lance_ns.spark.bridge): column
+"""The JVM read path of the ``lance`` format (bridge/*.java, its jar from lance_ns.spark.jar): column
 batches, column pruning, row counts without data, its worker pool.
 
 CI has a JDK, so ``lance`` must be the bridge there; these tests fail rather
@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 import lance_ns.spark as ls
-from lance_ns.spark import bridge
+from lance_ns.spark import jar
 
 from .test_datasource import events, read, rows
 
@@ -22,7 +22,7 @@ def executed(df) -> str:
 
 def test_lance_is_the_jvm_bridge_and_lance_python_the_python_source(spark, lake):
     options, _ = lake
-    assert bridge.jar_path() is not None, "no JDK (javac) found: the bridge cannot be built"
+    assert jar.jar_path() is not None, "no JDK (javac) found: the bridge cannot be built"
     assert ls.register(spark) is True  # idempotent; lance is taken by the JVM class
     events(spark, 50).write.format("lance").mode("overwrite").options(**options).save("b")
     plan = executed(read(spark, options, "b"))
@@ -206,3 +206,32 @@ def test_nested_and_quoted_column_names_reach_lance_as_name_parts(spark, tmp_pat
     spaced = df.filter("`my col` = 3")
     assert "`my col` = 3" in executed(spaced).split("BatchScan")[1]
     assert [r.id for r in spaced.collect()] == [3]
+
+
+def test_a_query_reads_the_version_its_schema_came_from(spark, lake):
+    """The JVM path pins the version ``load()`` described (the plan carries
+    it), so a commit in between cannot give a query another version's data;
+    ``readLatest`` reads the latest version in every query, as on the Python
+    source."""
+    options, _ = lake
+    events(spark, 30).write.format("lance").mode("overwrite").options(**options).save("pin")
+    pinned = read(spark, options, "pin")
+    latest = read(spark, options, "pin", readLatest="true")
+    events(spark, 20).write.format("lance").mode("append").options(**options).save("pin")
+    assert pinned.count() == 30 and pinned.select("id").distinct().count() == 30
+    assert latest.count() == 50
+    assert read(spark, options, "pin").count() == 50  # a new load sees the commit
+    events(spark, 5).write.format("lance").mode("append").options(**options).save("pin")
+    assert latest.count() == 55 and pinned.count() == 30
+
+
+def test_views_push_filters_on_the_jvm_path(spark, lake):
+    """register_views turns pushing off only for the Python source, whose
+    planned read Spark reuses across queries; the JVM path plans each query."""
+    options, _ = lake
+    events(spark, 40).write.format("lance").mode("overwrite").options(**options).save("vw")
+    assert ls.register_views(spark, options, view_name=lambda rel: "pushed_" + "_".join(rel)) == {"pushed_vw": ["vw"]}
+    filtered = spark.sql("SELECT id FROM pushed_vw WHERE id > 35")
+    assert "filter=" in executed(filtered).split("BatchScan")[1], executed(filtered)
+    assert sorted(r.id for r in filtered.collect()) == [36, 37, 38, 39]
+    assert spark.sql("SELECT count(*) FROM pushed_vw").first()[0] == 40  # no earlier filter leaks in

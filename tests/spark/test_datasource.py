@@ -1,7 +1,7 @@
 """The ``lance`` Spark source against the directory namespace, on local[2].
 
 Read tests run twice through the ``fmt`` fixture: ``lance`` (the JVM
-column-batch read path, lance_ns.spark.bridge) and ``lance_python`` (the pure
+column-batch read path, lance_ns/spark/bridge/*.java) and ``lance_python`` (the pure
 Python source, which ``lance`` is when no JDK is installed).
 """
 

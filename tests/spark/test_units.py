@@ -13,7 +13,9 @@ from lance_namespace import CreateNamespaceRequest, DescribeTableRequest
 
 from lance_ns.errors import InvalidInputError, TableNotFoundError
 from lance_ns.spark import datasource as dsrc
-from lance_ns.spark.table import namespace_config, resolve
+from lance_ns.spark import planning
+from lance_ns.spark.options import SourceOptions
+from lance_ns.spark.table import resolve
 
 
 def test_aligned_copies_only_misaligned_batches():
@@ -37,7 +39,7 @@ def test_conform_casts_reorders_and_sets_nullability():
         schema=pa.schema([pa.field("s", pa.large_string()), pa.field("a", pa.int64(), nullable=False)]),
     )
     target = pa.schema([pa.field("a", pa.int64()), pa.field("s", pa.string())])
-    out = dsrc.conform(batch, target)
+    out = planning.conform(batch, target)
     assert out.schema.equals(target)
     assert out.to_pylist() == [{"a": 1, "s": "x"}]
 
@@ -45,13 +47,13 @@ def test_conform_casts_reorders_and_sets_nullability():
 def test_read_batches_hold_about_a_fixed_number_of_bytes(tmp_path):
     narrow = pa.schema([("x", pa.float64())])
     wide = pa.schema([("v", pa.list_(pa.float32(), 1536)), ("id", pa.int64())])
-    assert dsrc.batch_rows(narrow) == dsrc.MAX_BATCH_ROWS
-    assert dsrc.batch_rows(wide) * (1536 * 4 + 8) <= dsrc.BATCH_BYTES
-    assert dsrc.MIN_BATCH_ROWS <= dsrc.batch_rows(wide) < dsrc.batch_rows(narrow)
+    assert planning.batch_rows(narrow) == planning.MAX_BATCH_ROWS
+    assert planning.batch_rows(wide) * (1536 * 4 + 8) <= planning.BATCH_BYTES
+    assert planning.MIN_BATCH_ROWS <= planning.batch_rows(wide) < planning.batch_rows(narrow)
     # a scan uses it unless batchSize is given, and yields every row once
-    n = dsrc.MAX_BATCH_ROWS + 10
+    n = planning.MAX_BATCH_ROWS + 10
     lance.write_dataset(pa.table({"x": np.arange(n, dtype="float64")}), str(tmp_path / "t"))
-    for options, sizes in (({}, [dsrc.MAX_BATCH_ROWS, 10]), ({"batchSize": "100000"}, [100000, 100000, 62154])):
+    for options, sizes in (({}, [planning.MAX_BATCH_ROWS, 10]), ({"batchSize": "100000"}, [100000, 100000, 62154])):
         source = dsrc.LanceDataSource({"path": str(tmp_path / "t"), **options})
         reader = source.reader(source.schema())
         got = [b.num_rows for p in reader.partitions() for b in reader.read(p)]
@@ -73,9 +75,9 @@ def test_only_spark_workers_exempt_imports_from_gc(monkeypatch):
 
 
 def test_namespace_config_matches_prefix_case_insensitively():
-    cfg = namespace_config({"impl": "lance.namespace.DirectoryNamespace", "directorynamespace.root": "/r"})
+    cfg = SourceOptions.parse({"impl": "lance.namespace.DirectoryNamespace", "directorynamespace.root": "/r"}).ns_config
     assert cfg["DirectoryNamespace.root"] == "/r"
-    assert namespace_config({"path": "/x"}) is None
+    assert SourceOptions.parse({"path": "/x"}).ns_config is None
 
 
 def test_resolve_path_and_storage_options():
@@ -156,25 +158,25 @@ def test_worker_imports_stay_light():
 def test_bridge_jar_is_built_once_and_is_optional(tmp_path, monkeypatch):
     import zipfile
 
-    from lance_ns.spark import bridge
+    from lance_ns.spark import jar as bridge_jar
 
     monkeypatch.setenv("LANCE_NS_CACHE", str(tmp_path / "cache"))
-    jar = bridge.jar_path()
+    jar = bridge_jar.jar_path()
     assert jar is not None, "CI has a JDK: the bridge must build"
     names = zipfile.ZipFile(jar).namelist()
     assert "lancens/spark/LanceProvider.class" in names
     service = zipfile.ZipFile(jar).read("META-INF/services/org.apache.spark.sql.sources.DataSourceRegister")
-    assert service.decode().strip() == bridge.PROVIDER
+    assert service.decode().strip() == bridge_jar.PROVIDER
     built = os.stat(jar).st_mtime_ns
-    assert bridge.jar_path() == jar and os.stat(jar).st_mtime_ns == built  # cached
+    assert bridge_jar.jar_path() == jar and os.stat(jar).st_mtime_ns == built  # cached
     monkeypatch.setenv("LANCE_NS_SPARK_BRIDGE", "0")
-    assert bridge.jar_path() is None
+    assert bridge_jar.jar_path() is None
     # no JDK and nothing cached: no jar, and the lance format stays pure Python
     monkeypatch.delenv("LANCE_NS_SPARK_BRIDGE")
     monkeypatch.setenv("LANCE_NS_CACHE", str(tmp_path / "empty"))
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
-    assert bridge.jar_path() is None
+    assert bridge_jar.jar_path() is None
 
 
 def test_a_bridge_that_cannot_be_built_warns_and_falls_back(tmp_path, monkeypatch):

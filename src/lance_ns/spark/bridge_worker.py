@@ -6,8 +6,13 @@ answers requests on stdin with replies on stdout (framing in
 ``bridge/Workers.java``):
 
 ``schema``   the Spark schema of a table (options as for the ``lance`` source)
-``filters``  which Spark filters become Lance SQL, and that SQL
+             and the version it describes, which the JVM sends back with ``plan``
+``filters``  which Spark filters become Lance SQL, and that SQL (none with
+             ``pushFilters=false``)
 ``plan``     the partitions of a batch read: fragment groups at one version
+
+Options are parsed by :class:`.options.SourceOptions`, as in the Python
+source, so each option means the same on both read paths.
 ``read``     one partition, as an Arrow IPC stream in exactly the Arrow types
              Spark's ``ArrowColumnVector`` expects, then a trailer
 
@@ -27,6 +32,18 @@ from typing import Any, BinaryIO
 import pyarrow as pa
 
 from .errors import error
+from .options import SourceOptions
+from .planning import (
+    ScanSpec,
+    fragment_groups,
+    live_rows,
+    projected_schema,
+    snapshot_version,
+    table_schema,
+    value_width,
+)
+from .schema import spark_schema
+from .table import TableRef, close_namespaces, resolve
 
 
 def _error(exc: BaseException) -> dict[str, Any]:
@@ -48,9 +65,16 @@ def _frame(out: BinaryIO, payload: dict[str, Any]) -> None:
 
 
 def schema(request: dict) -> dict:
-    from .datasource import LanceDataSource
-
-    return {"schema": LanceDataSource(request["options"]).schema().json()}
+    """The schema, and the version it was read at: the JVM sends that
+    version back with the query's ``plan``, so a commit in between cannot
+    make the two disagree.  With ``readLatest`` no version is pinned."""
+    options = SourceOptions.parse(request["options"])
+    ref, _ = resolve(options)
+    version = snapshot_version(ref, options)
+    return {
+        "schema": spark_schema(table_schema(ref, options, version)).json(),
+        "version": None if options.read_latest else version,
+    }
 
 
 def _value(v: Any) -> Any:
@@ -85,6 +109,8 @@ def filter_sql(request: dict) -> dict:
     from . import filters
 
     pushed, parts = [], []
+    if SourceOptions.parse(request.get("options") or {}).push_filters is False:
+        return {"sql": None, "pushed": []}
     for i, node in enumerate(request["filters"]):
         try:
             parts.append(_filter_sql(node))
@@ -95,20 +121,20 @@ def filter_sql(request: dict) -> dict:
 
 
 def plan(request: dict) -> dict:
+    """Partitions at the version ``schema`` pinned (``version`` in the
+    request), else at the version the options select now."""
     from pyspark.sql.types import StructType
 
     from . import filters
-    from .datasource import _fragment_groups, _int_opt, _opt, _projected, _width, snapshot_version
-    from .table import resolve
 
-    options = request["options"]
+    options = SourceOptions.parse(request["options"])
     ref, _ = resolve(options)
-    version = snapshot_version(ref, options)
+    version = request.get("version")
+    if version is None:
+        version = snapshot_version(ref, options)
     fields = [f.name for f in StructType.fromJson(json.loads(request["schema"])).fields]
-    sql = filters.conjunction([p for p in (_opt(options, "filter"), request.get("filter")) if p])
+    sql = filters.conjunction([p for p in (options.filter, request.get("filter")) if p])
     ds = ref.open(version)
-    fragments = ds.get_fragments()
-    groups = _fragment_groups([f.fragment_id for f in fragments], _int_opt(options, "fragmentsPerPartition", 1))
     base = {
         "uri": ref.uri,
         "storage_options": ref.storage_options,
@@ -116,36 +142,30 @@ def plan(request: dict) -> dict:
         "schema": request["schema"],
         "columns": fields,
         "filter": sql,
-        "batch_size": _int_opt(options, "batchSize"),
+        "batch_size": options.batch_size,
     }
-    rows = sum(_live_rows(f) for f in fragments)
+    rows = sum(live_rows(f) for f in ds.get_fragments())
     return {
-        "partitions": [json.dumps({**base, "fragments": g.value}) for g in groups],
+        "partitions": [
+            json.dumps({**base, "fragments": g}) for g in fragment_groups(ds, options.fragments_per_partition)
+        ],
+        "version": version,
         # for Spark's planning (broadcast joins): the rows and bytes read, before filters
         "rows": rows,
-        "bytes": rows * (sum(_width(f.type) for f in _projected(ds.schema, fields)) or 1),
+        "bytes": rows * (sum(value_width(f.type) for f in projected_schema(ds.schema, fields)) or 1),
     }
-
-
-def _live_rows(fragment) -> int:
-    """A fragment's rows less its deleted ones, from the manifest alone."""
-    meta = fragment.metadata
-    deleted = meta.deletion_file.num_deleted_rows if meta.deletion_file is not None else 0
-    return meta.physical_rows - (deleted or 0)
 
 
 def read(request: dict, out: BinaryIO) -> None:
     """Reply, then the partition's Arrow stream, then a trailer."""
     from pyspark.sql.types import StructType
 
-    from .datasource import _ScanSpec
     from .schema import arrow_target
-    from .table import TableRef
 
     p = json.loads(request["partition"])
     ref = TableRef(p["uri"], p["storage_options"] or {})
     target = arrow_target(StructType.fromJson(json.loads(p["schema"])))
-    spec = _ScanSpec(ref, p["version"], p["columns"], target, p["filter"], p["batch_size"])
+    spec = ScanSpec(ref, p["version"], p["columns"], target, p["filter"], p["batch_size"])
     ds = ref.open(p["version"])  # fails here, before the stream, for a missing version
     _frame(out, {"ok": True})
     writer = pa.ipc.new_stream(out, target)
@@ -185,12 +205,21 @@ def serve(inp: BinaryIO, out: BinaryIO) -> None:
         out.flush()
 
 
+def run(inp: BinaryIO, out: BinaryIO) -> None:
+    """Serve until the JVM lets go, then close the namespace connections
+    the requests opened (they are cached across requests, see ``table``)."""
+    try:
+        serve(inp, out)
+    finally:
+        close_namespaces()
+
+
 def main() -> None:
     # The protocol owns fd 1; anything else printed goes to stderr.
     out = os.fdopen(os.dup(1), "wb", buffering=1 << 16)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    serve(os.fdopen(0, "rb", buffering=1 << 16), out)
+    run(os.fdopen(0, "rb", buffering=1 << 16), out)
 
 
 if __name__ == "__main__":

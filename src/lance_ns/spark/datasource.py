@@ -49,6 +49,15 @@ from pyspark.sql.types import StructType
 from . import filters as _filters
 from .errors import error
 from .jobfiles import JobFiles, delete_data_files, open_session
+from .options import SourceOptions
+from .planning import (
+    ScanSpec,
+    conform,
+    fragment_groups,
+    groups_of,
+    snapshot_version,
+    table_schema,
+)
 from .schema import arrow_target, spark_schema
 from .table import TableRef, latest_version, resolve
 
@@ -58,128 +67,7 @@ STREAM_KEY = "lance-ns.spark.stream-id"
 BATCH_KEY = "lance-ns.spark.batch-id"
 
 
-def _opt(options, key: str, default: str | None = None) -> str | None:
-    value = options.get(key)
-    return default if value is None or value == "" else str(value)
-
-
-def _int_opt(options, key: str, default: int | None = None) -> int | None:
-    value = _opt(options, key)
-    if value is None:
-        return default
-    try:
-        return int(value)
-    except ValueError:
-        raise error("InvalidInputError", f"option {key!r} must be an integer, got {value!r}") from None
-
-
-def _bool_opt(options, key: str, default: bool = False) -> bool:
-    value = _opt(options, key)
-    if value is None:
-        return default
-    if value.lower() not in ("true", "false"):
-        raise error("InvalidInputError", f"option {key!r} must be true or false, got {value!r}")
-    return value.lower() == "true"
-
-
-def _columns_opt(options) -> list[str] | None:
-    value = _opt(options, "columns")
-    if value is None:
-        return None
-    cols = [c.strip() for c in value.split(",") if c.strip()]
-    if not cols:
-        raise error("InvalidInputError", "option 'columns' names no column")
-    return cols
-
-
-def snapshot_version(ref: TableRef, options) -> int:
-    """The version a read uses: ``version``, ``tag`` or the latest."""
-    version, tag = _opt(options, "version"), _opt(options, "tag")
-    if version is not None and tag is not None:
-        raise error("InvalidInputError", "give either 'version' or 'tag', not both")
-    if tag is not None:
-        return ref.open().tags.get_version(tag)
-    if version is not None:
-        return _int_opt(options, "version")
-    return ref.open().version
-
-
 # --------------------------------------------------------------------- reading
-
-
-@dataclass
-class _ScanSpec:
-    """Everything a task needs to scan: picklable, no lance objects."""
-
-    ref: TableRef
-    version: int
-    columns: list[str]
-    target: pa.Schema  # exactly the Arrow schema Spark expects
-    filter: str | None = None
-    batch_size: int | None = None
-
-    def scan(self, fragment_ids: list[int], ds=None) -> Iterator[pa.RecordBatch]:
-        """Batches of the fragments (``ds``: the dataset at ``version``, if open)."""
-        if not fragment_ids:
-            return
-        ds = ds if ds is not None else self.ref.open(self.version)
-        fragments = [ds.get_fragment(i) for i in fragment_ids]
-        scanner = ds.scanner(
-            columns=self.columns,
-            filter=self.filter,
-            fragments=fragments,
-            batch_size=self.batch_size or batch_rows(_projected(ds.schema, self.columns)),
-            scan_in_order=True,
-        )
-        for batch in scanner.to_batches():
-            if batch.num_rows:
-                yield conform(batch, self.target)
-
-
-#: bytes a read batch aims at, and its bounds in rows (see :func:`batch_rows`)
-BATCH_BYTES = 16 << 20
-MIN_BATCH_ROWS, MAX_BATCH_ROWS = 1024, 256 * 1024
-
-
-def batch_rows(schema: pa.Schema) -> int:
-    """Rows per read batch: about :data:`BATCH_BYTES` of ``schema``'s rows.
-
-    Spark turns every batch from a Python source back into rows on the JVM,
-    and its cost per batch is high: with lance's default 8k-row batches a
-    one-column aggregate spent ~0.3 s per million rows more than with
-    256k-row ones (measured on local[2]).  Wide rows get fewer rows per batch
-    so memory stays bounded.
-    """
-    width = sum(_width(f.type) for f in schema) or 8
-    return max(MIN_BATCH_ROWS, min(MAX_BATCH_ROWS, BATCH_BYTES // width))
-
-
-def _width(t: pa.DataType) -> int:
-    """A rough byte width of one value (variable-size values guessed at 32)."""
-    if pa.types.is_fixed_size_list(t):
-        return t.list_size * _width(t.value_type)
-    if pa.types.is_struct(t):
-        return sum(_width(t.field(i).type) for i in range(t.num_fields))
-    try:
-        return max(t.bit_width // 8, 1)
-    except ValueError:  # no fixed width: strings, binaries, lists, maps
-        return 32
-
-
-def _projected(schema: pa.Schema, columns: list[str]) -> pa.Schema:
-    # the table's own types (fixed-size lists keep their size, unlike Spark's)
-    return pa.schema([schema.field(c) for c in columns if schema.get_field_index(c) >= 0])
-
-
-def conform(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
-    """``batch`` with the field order, types and nullability of ``target``."""
-    if batch.schema.equals(target):
-        return batch
-    arrays = []
-    for f in target:
-        col = batch.column(f.name)
-        arrays.append(col if col.type == f.type else col.cast(f.type))
-    return pa.RecordBatch.from_arrays(arrays, schema=target)
 
 
 def aligned(batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -197,9 +85,8 @@ def aligned(batch: pa.RecordBatch) -> pa.RecordBatch:
     return batch
 
 
-def _fragment_groups(fragment_ids: list[int], per_partition: int) -> list[InputPartition]:
-    ids = sorted(fragment_ids)
-    return [InputPartition(ids[i : i + per_partition]) for i in range(0, len(ids), per_partition)]
+def _partitions(groups: list[list[int]]) -> list[InputPartition]:
+    return [InputPartition(g) for g in groups]
 
 
 class LanceReader(DataSourceReader):
@@ -215,7 +102,7 @@ class LanceReader(DataSourceReader):
     latest version at run time, so a reused plan still sees new commits.
     """
 
-    def __init__(self, spec: _ScanSpec, per_partition: int, push: bool, latest: bool):
+    def __init__(self, spec: ScanSpec, per_partition: int, push: bool, latest: bool):
         self.spec = spec
         self.per_partition = per_partition
         self.push = push
@@ -231,7 +118,7 @@ class LanceReader(DataSourceReader):
 
     def partitions(self):
         ds = self.spec.ref.open(self.spec.version)
-        groups = _fragment_groups([f.fragment_id for f in ds.get_fragments()], self.per_partition)
+        groups = _partitions(fragment_groups(ds, self.per_partition))
         if self.latest:
             # slots, filled with the fragments of the version current at read time
             return [InputPartition({"slot": i, "of": max(len(groups), 1)}) for i in range(max(len(groups), 1))]
@@ -241,7 +128,7 @@ class LanceReader(DataSourceReader):
         if not self.latest:
             return self.spec.scan(partition.value or [])
         ds = self.spec.ref.open()
-        spec = _ScanSpec(**{**self.spec.__dict__, "version": ds.version})
+        spec = ScanSpec(**{**self.spec.__dict__, "version": ds.version})
         ids = sorted(f.fragment_id for f in ds.get_fragments())
         return spec.scan(ids[partition.value["slot"] :: partition.value["of"]])
 
@@ -383,7 +270,7 @@ class LanceStreamReader(DataSourceStreamReader):
     delete, compaction) fail the query unless ``ignoreChanges`` is true, in
     which case only their new fragments are read."""
 
-    def __init__(self, spec: _ScanSpec, per_partition: int, starting: str | None, ignore_changes: bool):
+    def __init__(self, spec: ScanSpec, per_partition: int, starting: str | None, ignore_changes: bool):
         self.spec = spec
         self.per_partition = per_partition
         self.starting = starting
@@ -423,11 +310,11 @@ class LanceStreamReader(DataSourceStreamReader):
             new_ids = [i for i in new_ids if i not in old]
         return [
             InputPartition({"version": v1, "fragments": p.value})
-            for p in _fragment_groups(new_ids, self.per_partition)
+            for p in _partitions(groups_of(new_ids, self.per_partition))
         ]
 
     def read(self, partition):
-        spec = _ScanSpec(**{**self.spec.__dict__, "version": partition.value["version"]})
+        spec = ScanSpec(**{**self.spec.__dict__, "version": partition.value["version"]})
         return spec.scan(partition.value["fragments"])
 
     def commit(self, end):
@@ -482,40 +369,37 @@ class LanceDataSource(DataSource):
     def name(cls):
         return "lance"
 
+    @property
+    def opts(self) -> SourceOptions:
+        """The options, parsed once per source object (Spark re-creates it
+        in every worker that needs it)."""
+        parsed = self.__dict__.get("_opts")
+        if parsed is None:
+            parsed = self.__dict__["_opts"] = SourceOptions.parse(self.options)
+        return parsed
+
     def _ref(self, create: bool = False):
-        return resolve(self.options, create=create)
+        return resolve(self.opts, create=create)
 
     def schema(self):
         ref, _ = self._ref()
-        version = snapshot_version(ref, self.options)
-        table = ref.open(version).schema
-        columns = _columns_opt(self.options)
-        if columns:
-            missing = [c for c in columns if c not in table.names]
-            if missing:
-                raise error("InvalidInputError", f"columns {missing} not in table {ref.uri} ({table.names})")
-            table = pa.schema([table.field(c) for c in columns])
-        return spark_schema(table)
+        return spark_schema(table_schema(ref, self.opts, snapshot_version(ref, self.opts)))
 
-    def _scan_spec(self, ref: TableRef, version: int, schema: StructType) -> _ScanSpec:
-        return _ScanSpec(
+    def _scan_spec(self, ref: TableRef, version: int, schema: StructType) -> ScanSpec:
+        return ScanSpec(
             ref=ref,
             version=version,
             columns=[f.name for f in schema.fields],
             target=arrow_target(schema),
-            filter=_opt(self.options, "filter"),
-            batch_size=_int_opt(self.options, "batchSize"),
+            filter=self.opts.filter,
+            batch_size=self.opts.batch_size,
         )
 
     def reader(self, schema):
         ref, _ = self._ref()
-        spec = self._scan_spec(ref, snapshot_version(ref, self.options), schema)
+        spec = self._scan_spec(ref, snapshot_version(ref, self.opts), schema)
         return LanceReader(
-            spec,
-            _int_opt(self.options, "fragmentsPerPartition", 1),
-            push=_bool_opt(self.options, "pushFilters"),
-            latest=_bool_opt(self.options, "readLatest") and _opt(self.options, "version") is None
-            and _opt(self.options, "tag") is None,
+            spec, self.opts.fragments_per_partition, push=self.opts.push_filters is True, latest=self.opts.read_latest
         )
 
     def _write_spec(self, schema: StructType, overwrite: bool):
@@ -525,8 +409,8 @@ class LanceDataSource(DataSource):
             ref=ref,
             target=target,
             overwrite=overwrite,
-            max_rows_per_file=_int_opt(self.options, "maxRowsPerFile"),
-            data_storage_version=_opt(self.options, "dataStorageVersion"),
+            max_rows_per_file=self.opts.max_rows_per_file,
+            data_storage_version=self.opts.data_storage_version,
         )
         return spec, version, declared
 
@@ -539,22 +423,18 @@ class LanceDataSource(DataSource):
         ref, _ = self._ref()
         spec = self._scan_spec(ref, ref.open().version, schema)
         return LanceStreamReader(
-            spec,
-            _int_opt(self.options, "fragmentsPerPartition", 1),
-            _opt(self.options, "startingVersion"),
-            _bool_opt(self.options, "ignoreChanges"),
+            spec, self.opts.fragments_per_partition, self.opts.starting_version, self.opts.ignore_changes
         )
 
     def streamWriter(self, schema, overwrite):
-        stream_id = _opt(self.options, "streamId") or _opt(self.options, "checkpointLocation")
-        if not stream_id:
+        if not self.opts.stream_id:
             raise error(
                 "InvalidInputError",
                 "the lance streaming sink needs option 'streamId' (or 'checkpointLocation') "
                 "to recognise replayed batches",
             )
         spec, _, declared = self._write_spec(schema, overwrite)
-        return LanceStreamWriter(spec, stream_id, declared)
+        return LanceStreamWriter(spec, self.opts.stream_id, declared)
 
 
 def _in_spark_worker() -> bool:
@@ -586,12 +466,14 @@ class LancePythonDataSource(LanceDataSource):
         return "lance_python"
 
 
-def register(spark) -> bool:
+def register(spark, *, warn: bool = True) -> bool:
     """Register the ``lance`` format with ``spark`` (idempotent).
 
     Returns True when ``lance`` is the JVM bridge (its jar is on the
-    session's classpath, see :mod:`.bridge`), False when it is this Python
-    source.  ``lance_python`` is always this Python source.
+    session's classpath, see :mod:`.jar`), False when it is this Python
+    source.  ``lance_python`` is always this Python source.  A session
+    without the jar gets a warning (once per process) naming the settings
+    that give it the JVM read path, unless ``LANCE_NS_SPARK_BRIDGE=0``.
     """
     spark.dataSource.register(LancePythonDataSource)
     try:
@@ -602,7 +484,38 @@ def register(spark) -> bool:
         # a JVM source named lance exists: the bridge; its workers default to this Python
         spark._jvm.lancens.spark.LanceProvider.useDriverPython(sys.executable)
         return True
+    if warn:
+        _warn_python_path()
     return False
+
+
+_warned_python_path = False
+
+
+def _warn_python_path() -> None:
+    global _warned_python_path
+    from . import jar
+
+    if _warned_python_path or not jar.enabled():
+        return
+    _warned_python_path = True
+    import warnings
+
+    try:
+        path = jar.jar_path()
+    except (OSError, RuntimeError):
+        path = None
+    from .session import ARROW_FLAGS
+
+    where = repr(path) if path else "the path `python -m lance_ns.spark.jar` prints (it needs a JDK's javac)"
+    warnings.warn(
+        "lance: this SparkSession has no lance-ns jar, so format('lance') reads through the Python "
+        "data source, which is several times slower than the JVM read path. Start the session with "
+        f"spark.jars={where} (spark-submit --jars), spark.driver.extraJavaOptions and "
+        f"spark.executor.extraJavaOptions={ARROW_FLAGS!r}, or use lance_ns.spark.build_session(), "
+        "which does this. LANCE_NS_SPARK_BRIDGE=0 silences this warning.",
+        stacklevel=3,
+    )
 
 
 _freeze_imports()

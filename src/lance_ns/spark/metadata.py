@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from .datasource import snapshot_version
+from .options import SourceOptions
+from .planning import snapshot_version
 from .table import resolve
 
 
@@ -18,6 +19,7 @@ def count(table: str | None = None, options: Mapping[str, str] | None = None, *,
     opts = dict(options or {})
     if table is not None:
         opts["table"] = table
-    ref, _ = resolve(opts)
-    ds = ref.open(snapshot_version(ref, opts))
+    parsed = SourceOptions.parse(opts)
+    ref, _ = resolve(parsed)
+    ds = ref.open(snapshot_version(ref, parsed))
     return ds.count_rows(filter) if filter else ds.count_rows()

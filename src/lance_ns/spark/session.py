@@ -26,7 +26,7 @@ def python_env() -> None:
 
 
 #: Arrow Java's bounds and null checks off (see DEFAULT_CONF), for driver and executors.
-_ARROW_FLAGS = "-Darrow.enable_unsafe_memory_access=true -Darrow.enable_null_check_for_get=false"
+ARROW_FLAGS = "-Darrow.enable_unsafe_memory_access=true -Darrow.enable_null_check_for_get=false"
 
 #: Spark settings applied unless the caller overrides them.
 DEFAULT_CONF: dict[str, str] = {
@@ -50,8 +50,8 @@ DEFAULT_CONF: dict[str, str] = {
     # unless told otherwise; Spark's generated code checks nulls itself and
     # the buffers come whole from pyarrow's IPC writer.  sum(x) over 5M rows:
     # 0.56 s -> 0.34 s (benchmarks/bench_spark.py).  Read once, at class load.
-    "spark.driver.extraJavaOptions": f"-XX:+UseParallelGC {_ARROW_FLAGS}",
-    "spark.executor.extraJavaOptions": _ARROW_FLAGS,
+    "spark.driver.extraJavaOptions": f"-XX:+UseParallelGC {ARROW_FLAGS}",
+    "spark.executor.extraJavaOptions": ARROW_FLAGS,
     "spark.ui.enabled": "false",
     "spark.sql.shuffle.partitions": "4",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
@@ -63,7 +63,7 @@ def _bridge_jar() -> str | None:
     built here: the session then works, with the Python source's reads."""
     import warnings
 
-    from .bridge import jar_path
+    from .jar import jar_path
 
     try:
         return jar_path()
@@ -88,7 +88,7 @@ def build_session(
     settings.update(conf or {})
     jar = _bridge_jar()
     if jar is not None:
-        # the JVM read path of the lance format (see .bridge); the Python
+        # the JVM read path of the lance format (see .jar); the Python
         # source stays registered as lance_python
         settings["spark.jars"] = ",".join(j for j in (settings.get("spark.jars"), jar) if j)
     for key, value in settings.items():
@@ -96,5 +96,5 @@ def build_session(
     spark = builder.getOrCreate()
     from .datasource import register
 
-    register(spark)
+    register(spark, warn=False)  # a jar that failed to build has warned above
     return spark

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Callable, Mapping
 
-from .table import namespace_config
+from .options import SourceOptions
+from .table import cached_namespace
 
 
 def _sql_string(value: str) -> str:
@@ -55,19 +56,16 @@ def register_views(
     default: the identifier relative to ``namespace`` joined by ``_``.
     Returns view name -> table identifier.
     """
+    from ..identifiers import parse_id
     from .datasource import register
 
-    config = namespace_config(options)
-    if config is None:
+    parsed = SourceOptions.parse(options)
+    if parsed.ns_config is None:
         raise ValueError("register_views needs a namespace: give 'impl' (or 'namespace') in options")
-    from ..config import from_config
-
-    delimiter = str(options.get("delimiter", "."))
-    from ..identifiers import parse_id
-
+    delimiter = parsed.delimiter
     ns_id = parse_id(namespace, delimiter)
-    ns = from_config(config)
-    register(spark)
+    ns = cached_namespace(parsed.ns_config)
+    jvm = register(spark)
     name_of = view_name or (lambda rel: "_".join(rel))
     views = {}
     for table_id in _list_tables(ns, ns_id, recursive):
@@ -75,11 +73,14 @@ def register_views(
         opts = {k: v for k, v in dict(options).items() if k not in ("table", "path")}
         opts["table"] = delimiter.join(table_id)
         opts["delimiter"] = delimiter
-        # a view's planned read is reused by Spark across queries: read the
-        # latest version in each task, and let Spark apply filters (see
-        # LanceReader for the Spark 4.3 caching that makes this necessary)
+        # a view is one table object for many queries: each query reads the
+        # latest version (readLatest, same meaning on both read paths).  The
+        # Python source's planned read is also reused by Spark across queries,
+        # so there Spark applies the filters (see LanceReader for the Spark
+        # 4.3 caching); the JVM path plans every query and may push them.
         opts.setdefault("readLatest", "true")
-        opts["pushFilters"] = "false"
+        if not jvm:
+            opts["pushFilters"] = "false"
         rendered = ", ".join(f"{_sql_string(k)} {_sql_string(str(v))}" for k, v in opts.items())
         spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW `{name.replace('`', '``')}` USING lance OPTIONS ({rendered})")
         views[name] = table_id

@@ -1,6 +1,6 @@
 """Resolve Spark options to a Lance table: a location plus storage options.
 
-Options follow the spec's tool-integration guidelines:
+Options (parsed by :class:`.options.SourceOptions`) follow the spec's tool-integration guidelines:
 
 * ``impl`` names the namespace implementation and ``<impl>.*`` keys carry its
   properties (``dir.root``, ``rest.uri``, ...); or ``namespace`` names a
@@ -18,12 +18,13 @@ Spark's Python workers and lance objects are not fork-safe.
 
 from __future__ import annotations
 
+import atexit
+import threading
 from dataclasses import dataclass, field
 from typing import Mapping
 
 from .errors import error
-
-STORAGE_PREFIX = "storage."
+from .options import SourceOptions
 
 
 @dataclass(frozen=True)
@@ -42,70 +43,65 @@ class TableRef:
         return latest_version(self) is not None
 
     def namespace(self):
-        from ..config import from_config
-
-        return from_config(self.ns_config) if self.ns_config else None
+        return cached_namespace(self.ns_config) if self.ns_config else None
 
 
-def _options(options: Mapping[str, str]) -> dict[str, str]:
-    # Spark hands a case-insensitive dict; keep plain str -> str.
-    return {str(k): str(v) for k, v in dict(options).items() if v is not None}
+def _parsed(options: Mapping[str, str] | SourceOptions) -> SourceOptions:
+    return options if isinstance(options, SourceOptions) else SourceOptions.parse(options)
 
 
-def namespace_config(options: Mapping[str, str]) -> dict[str, str] | None:
-    """The flat namespace config in ``options`` (``impl`` + prefixed keys)."""
-    opts = _options(options)
-    impl = opts.get("impl")
-    if impl:
-        # Spark lower-cases option keys; match the impl prefix (which may be
-        # a class name) regardless of case.
-        prefix = impl.rsplit(":", 1)[-1].rsplit(".", 1)[-1] if "." in impl or ":" in impl else impl
-        for key in list(opts):
-            if key.lower().startswith(prefix.lower() + ".") and not key.startswith(prefix + "."):
-                opts[prefix + key[len(prefix) :]] = opts.pop(key)
-        return opts
-    if opts.get("namespace"):
-        from ..config import named_config
-
-        return named_config(opts["namespace"])
-    return None
+# One connection per namespace configuration and process: a resolve reuses
+# it instead of opening a new Hive pool or HTTP client each time; all are
+# closed when the process exits (or a bridge worker's JVM lets it go).
+_namespaces: dict[tuple[tuple[str, str], ...], object] = {}
+_namespaces_lock = threading.Lock()
 
 
-def storage_options(options: Mapping[str, str]) -> dict[str, str]:
-    return {k[len(STORAGE_PREFIX) :]: v for k, v in _options(options).items() if k.startswith(STORAGE_PREFIX)}
+def cached_namespace(config: Mapping[str, str]):
+    """The namespace of a flat config, connected once per process."""
+    key = tuple(sorted(config.items()))
+    with _namespaces_lock:
+        ns = _namespaces.get(key)
+        if ns is None:
+            from ..config import from_config
+
+            ns = _namespaces[key] = from_config(config)
+        return ns
 
 
-def table_identifier(options: Mapping[str, str]) -> list[str]:
-    opts = _options(options)
-    ident = opts.get("table") or opts.get("path")
-    if not ident:
-        raise error("InvalidInputError", "no table given: use load('db.table') or the 'table' option")
-    from ..identifiers import parse_id
+def close_namespaces() -> None:
+    """Close every cached namespace connection (best effort each)."""
+    with _namespaces_lock:
+        opened = list(_namespaces.values())
+        _namespaces.clear()
+    for ns in opened:
+        try:
+            ns.close()
+        except Exception:  # noqa: BLE001 - closing at exit: nothing left to tell
+            pass
 
-    return parse_id(ident, opts.get("delimiter", "."))
+
+atexit.register(close_namespaces)
 
 
-def resolve(options: Mapping[str, str], create: bool = False) -> tuple[TableRef, bool]:
+def resolve(options: Mapping[str, str] | SourceOptions, create: bool = False) -> tuple[TableRef, bool]:
     """The table the options name, and whether this call declared it.
 
     With ``create``, a table missing from the namespace is declared there
     (``declare_table`` chooses its location) so the caller can write it.
     """
-    extra = storage_options(options)
-    config = namespace_config(options)
-    if config is None:
-        uri = _options(options).get("path")
-        if not uri:
+    opts = _parsed(options)
+    if opts.ns_config is None:
+        if not opts.path:
             raise error("InvalidInputError", "give either 'impl' (or 'namespace') with a table identifier, or a 'path'")
-        return TableRef(uri=uri, storage_options=extra), False
+        return TableRef(uri=opts.path, storage_options=dict(opts.storage)), False
 
     from lance_namespace import DeclareTableRequest, DescribeTableRequest
 
-    from ..config import from_config
     from ..errors import TableNotFoundError
 
-    ns = from_config(config)
-    table_id = table_identifier(options)
+    table_id = opts.table_id()
+    ns = cached_namespace(opts.ns_config)
     declared = False
     try:
         resp = ns.describe_table(DescribeTableRequest(id=table_id))
@@ -116,9 +112,9 @@ def resolve(options: Mapping[str, str], create: bool = False) -> tuple[TableRef,
         declared = True
     if not resp.location:
         raise error("InvalidInputError", f"namespace gave no location for table {table_id}")
-    opts = dict(resp.storage_options or {})
-    opts.update(extra)
-    return TableRef(uri=resp.location, storage_options=opts, table_id=table_id, ns_config=config), declared
+    storage = dict(resp.storage_options or {})
+    storage.update(opts.storage)
+    return TableRef(uri=resp.location, storage_options=storage, table_id=table_id, ns_config=opts.ns_config), declared
 
 
 def latest_version(ref: TableRef) -> int | None:

@@ -62,6 +62,14 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
     Workers.driverPython = executable;
   }
 
+  /**
+   * The table version the last {@link #inferSchema} described (null with
+   * readLatest): Spark calls inferSchema and then getTable on one provider
+   * instance, and the table's scans plan at this version, so a query's
+   * schema and data agree even when a writer commits in between.
+   */
+  private Long pinnedVersion;
+
   @Override
   public String shortName() {
     return "lance";
@@ -73,6 +81,8 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
     request.put("op", "schema");
     request.put("options", options.asCaseSensitiveMap());
     Map<String, Object> reply = Workers.call(request);
+    Object version = reply.get("version");
+    pinnedVersion = version == null ? null : ((Number) version).longValue();
     return (StructType) DataType.fromJson((String) reply.get("schema"));
   }
 
@@ -85,17 +95,21 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
   public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
     PythonDataSourceV2 python = new PythonDataSourceV2();
     python.setShortName(PYTHON_SOURCE);
-    return new LanceTable(schema, python, python.getTable(schema, partitioning, properties));
+    Long version = pinnedVersion;
+    pinnedVersion = null;
+    return new LanceTable(schema, version, python, python.getTable(schema, partitioning, properties));
   }
 
   /** Reads here; writes and streaming through the Python source's table. */
   static final class LanceTable implements SupportsRead, SupportsWrite {
     private final StructType schema;
+    private final Long version;
     private final PythonDataSourceV2 source;
     private final Table python;
 
-    LanceTable(StructType schema, PythonDataSourceV2 source, Table python) {
+    LanceTable(StructType schema, Long version, PythonDataSourceV2 source, Table python) {
       this.schema = schema;
+      this.version = version;
       this.source = source;
       this.python = python;
     }
@@ -117,7 +131,7 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
 
     @Override
     public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
-      return new LanceScanBuilder(schema, options, source, (SupportsRead) python);
+      return new LanceScanBuilder(schema, version, options, source, (SupportsRead) python);
     }
 
     @Override
@@ -129,6 +143,7 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
 
   static final class LanceScanBuilder implements SupportsPushDownFilters, SupportsPushDownRequiredColumns {
     private final StructType schema;
+    private final Long version;
     private final CaseInsensitiveStringMap options;
     private final PythonDataSourceV2 source;
     private final SupportsRead python;
@@ -137,8 +152,13 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
     private String filterSql;
 
     LanceScanBuilder(
-        StructType schema, CaseInsensitiveStringMap options, PythonDataSourceV2 source, SupportsRead python) {
+        StructType schema,
+        Long version,
+        CaseInsensitiveStringMap options,
+        PythonDataSourceV2 source,
+        SupportsRead python) {
       this.schema = schema;
+      this.version = version;
       this.readSchema = schema;
       this.options = options;
       this.source = source;
@@ -150,12 +170,10 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
      * Spark's semantics into one Lance SQL filter.  All filters are also
      * returned to Spark, which checks them again on the (already smaller)
      * output: a pushed filter can only save work, never change a result.
+     * Python also decides, from the options, whether to push at all.
      */
     @Override
     public Filter[] pushFilters(Filter[] filters) {
-      if ("false".equalsIgnoreCase(options.get("pushFilters"))) {
-        return filters;
-      }
       List<Object> encoded = new ArrayList<>();
       List<Filter> offered = new ArrayList<>();
       for (Filter f : filters) {
@@ -168,6 +186,7 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
       if (!encoded.isEmpty()) {
         Map<String, Object> request = new HashMap<>();
         request.put("op", "filters");
+        request.put("options", options.asCaseSensitiveMap());
         request.put("filters", encoded);
         Map<String, Object> reply = Workers.call(request);
         filterSql = (String) reply.get("sql");
@@ -199,12 +218,13 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
 
     @Override
     public Scan build() {
-      return new LanceScan(readSchema, options, filterSql, source, python);
+      return new LanceScan(readSchema, version, options, filterSql, source, python);
     }
   }
 
   static final class LanceScan implements Scan, Batch, SupportsReportStatistics {
     private final StructType readSchema;
+    private final Long version;
     private final CaseInsensitiveStringMap options;
     private final String filterSql;
     private final PythonDataSourceV2 source;
@@ -215,11 +235,13 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
 
     LanceScan(
         StructType readSchema,
+        Long version,
         CaseInsensitiveStringMap options,
         String filterSql,
         PythonDataSourceV2 source,
         SupportsRead python) {
       this.readSchema = readSchema;
+      this.version = version;
       this.options = options;
       this.filterSql = filterSql;
       this.source = source;
@@ -241,7 +263,10 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
       return this;
     }
 
-    /** Planned once per scan: the version read is the one current now. */
+    /**
+     * Planned once per scan, at the version the schema was read at, or (a
+     * user schema, or readLatest) at the one the options select now.
+     */
     @Override
     public synchronized InputPartition[] planInputPartitions() {
       if (partitions == null) {
@@ -250,6 +275,7 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
         request.put("options", options.asCaseSensitiveMap());
         request.put("schema", readSchema.json());
         request.put("filter", filterSql);
+        request.put("version", version);
         Map<String, Object> reply = Workers.call(request);
         rows = ((Number) reply.get("rows")).longValue();
         bytes = ((Number) reply.get("bytes")).longValue();

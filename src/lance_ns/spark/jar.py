@@ -79,8 +79,8 @@ def jar_path() -> str | None:
 
 
 def main() -> int:
-    """``python -m lance_ns.spark.bridge``: print the jar's path (building
-    it), e.g. for ``spark-submit --jars "$(python -m lance_ns.spark.bridge)"``."""
+    """``python -m lance_ns.spark.jar``: print the jar's path (building
+    it), e.g. for ``spark-submit --jars "$(python -m lance_ns.spark.jar)"``."""
     import sys
 
     jar = jar_path()
