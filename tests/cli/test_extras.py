@@ -39,7 +39,7 @@ def extra_packages() -> dict[str, list[str]]:
         m = re.match(r"([A-Za-z0-9_.-]+)[^;]*;\s*extra == \"(\w+)\"", req)
         if m and m.group(2) not in NOT_CLI:
             dist = m.group(1).lower()
-            found.setdefault(m.group(2), []).append(IMPORT_NAME.get(dist, dist))
+            found.setdefault(m.group(2), []).append(IMPORT_NAME.get(dist, dist.replace("-", "_")))
     return found
 
 
