@@ -120,6 +120,61 @@ def delete_location(location: str, storage_options: dict[str, str] | None = None
         fs.delete_file(path)
 
 
+#: left in a dropped table's directory so that no later table of the same name reuses it
+DROPPED_MARKER = ".lance-dropped"
+
+
+def mark_dropped(location: str, storage_options: dict[str, str] | None = None) -> None:
+    """DropTable's first step, before the catalog entry goes: mark the directory
+    taken for good.  A writer of the dropped table still running could otherwise
+    land its files in a new table declared at the same default location; with
+    the marker a new table gets a fresh location (CatalogNamespace.declare_table)."""
+    try:
+        fs, path = _filesystem(location, storage_options)
+        fs.create_dir(path, recursive=True)
+        with fs.open_output_stream(f"{path.rstrip('/')}/{DROPPED_MARKER}") as out:
+            out.write(b"dropped")
+    except Exception:  # noqa: BLE001 - some object stores refuse a dropped table's path altogether
+        pass
+
+
+def delete_dropped(location: str, storage_options: dict[str, str] | None = None) -> None:
+    """DropTable's last step: everything under ``location`` except the marker."""
+    import pyarrow.fs as pafs
+
+    fs, path = _filesystem(location, storage_options)
+    try:
+        children = fs.get_file_info(pafs.FileSelector(path, recursive=False, allow_not_found=True))
+    except OSError:
+        delete_location(location, storage_options)
+        return
+    for child in children:
+        name = child.path.rstrip("/").rsplit("/", 1)[-1]
+        if name != DROPPED_MARKER:
+            delete_location(join(location, name), storage_options)
+
+
+def holds_files(location: str, storage_options: dict[str, str] | None = None) -> bool:
+    """Whether anything exists under ``location`` (a listing failure counts as no)."""
+    import pyarrow.fs as pafs
+
+    try:
+        fs, path = _filesystem(location, storage_options)
+        return bool(fs.get_file_info(pafs.FileSelector(path, recursive=False, allow_not_found=True)))
+    except (OSError, ValueError):
+        return False
+
+
+def fresh_variant(location: str) -> str:
+    """``.../name.lance`` -> ``.../name-<random>.lance``: a sibling location no one uses."""
+    import secrets
+
+    stem, dot, suffix = location.rstrip("/").rpartition(".")
+    if not dot or "/" in suffix:
+        return f"{location.rstrip('/')}-{secrets.token_hex(4)}"
+    return f"{stem}-{secrets.token_hex(4)}.{suffix}"
+
+
 def lance_version(location: str, storage_options: dict[str, str] | None = None) -> int | None:
     """The latest version of the Lance table at ``location``, or None if there is none."""
     import lance

@@ -22,6 +22,7 @@ from .errors import (
     InvalidInputError,
     LanceNamespaceError,
     TableColumnNotFoundError,
+    TableAlreadyExistsError,
     TableNotFoundError,
     TableSchemaValidationError,
     TableTagNotFoundError,
@@ -41,6 +42,8 @@ def translate(exc: BaseException, location: str = "") -> LanceNamespaceError:
     text = str(exc)
     low = text.lower()
     where = f" ({location})" if location else ""
+    if "dataset already exists" in low:  # a create that lost to another writer
+        return TableAlreadyExistsError(f"table already exists{where}: {text}")
     if low.startswith("dataset at path") and "not found" in low:  # names "_versions": check first
         return TableNotFoundError(f"no Lance table{where}: {text}")
     if "tag" in low and ("not found" in low or "does not exist" in low):
