@@ -237,7 +237,13 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
                 return CreateNamespaceResponse(properties=existing)
             self._drop_checked(ns, DropBehavior.RESTRICT)
         props = self.namespace_properties_in(request.properties)
-        self._create_namespace(ns, props)
+        try:
+            self._create_namespace(ns, props)
+        except NamespaceAlreadyExistsError:
+            if mode is not CreateMode.EXIST_OK:
+                raise
+            # ExistOk lost a creation race: the winner's namespace is what was asked for
+            return CreateNamespaceResponse(properties=self._get_namespace(ns) or {})
         return CreateNamespaceResponse(properties=self._get_namespace(ns) or props)
 
     @_translating
@@ -351,6 +357,10 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
         location = storage.resolve(self.root, request.location) if request.location else self.default_location(ns, name)
         if self._get_table(ns, name) is not None:
             raise TableAlreadyExistsError(f"table {to_string(ns + [name])!r} already exists")
+        if not request.location and storage.holds_files(location, self.storage_options):
+            # A dropped table's files still being deleted (or a deregistered one's):
+            # a new table never shares a directory with them.
+            location = storage.fresh_variant(location)
         props = dict(request.properties or {})
         props[TABLE_TYPE_KEY] = LANCE
         table = CatalogTable(name=name, location=location, properties=props, kind=self.lance_table_kind)
@@ -394,6 +404,9 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
     def _drop_table_object(self, ns: list[str], table: CatalogTable) -> None:
         # Catalog entry first: a failure after it leaves orphan files, never a
         # catalog entry pointing at deleted data.
+        opts = self._table_storage_options(table)
+        if table.location:
+            storage.mark_dropped(table.location, opts)  # see there: no new table reuses the directory
         self._delete_table(ns, table.name)
         if table.location:
-            storage.delete_location(table.location, self._table_storage_options(table))
+            storage.delete_dropped(table.location, opts)
