@@ -317,8 +317,9 @@ class GlueNamespace(CatalogNamespace):
             elif kind == CATALOG:
                 self.glue.delete_catalog(CatalogId=self._catalog_id(ns))
         except botocore.exceptions.ClientError as e:
-            if _code(e) != "EntityNotFoundException":  # dropped meanwhile: the goal is reached
-                raise
+            if _code(e) == "EntityNotFoundException":  # a racing drop came first: it is the one winner
+                raise NamespaceNotFoundError(f"namespace {to_string(ns)!r} does not exist") from e
+            raise
 
     # -- table primitives ----------------------------------------------------------------
     def _table_kw(self, ns: list[str]) -> dict[str, str]:

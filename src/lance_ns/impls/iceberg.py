@@ -62,6 +62,7 @@ from urllib3.util.retry import Retry
 
 from .. import storage
 from ..catalog import CatalogNamespace, CatalogTable
+from ..identifiers import to_string
 from ..errors import (
     InternalError,
     InvalidInputError,
@@ -337,8 +338,8 @@ class IcebergRestNamespace(CatalogNamespace):
             # The spec's query is ``purgeRequested=false``; pyiceberg would put the
             # Python bool on the wire as "False", so the literal is passed.
             self._catalog(ns[0]).drop_table((*ns[1:], name), purge_requested="false")  # type: ignore[arg-type]
-        except ice.NoSuchTableError:
-            pass  # dropped meanwhile
+        except ice.NoSuchTableError:  # a racing drop came first: it is the one winner
+            raise TableNotFoundError(f"table {to_string(ns + [name])!r} does not exist") from None
 
     def _drop_table_object(self, ns, table):
         # Unlike the shared order (entry first), data goes first here: an Iceberg
@@ -348,7 +349,15 @@ class IcebergRestNamespace(CatalogNamespace):
         # entry exists the location is ours to delete; if the drop fails in
         # between, the entry is still there and DropTable can be retried.
         if table.location:
-            storage.delete_location(table.location, self._table_storage_options(table))
+            try:
+                storage.mark_dropped(table.location, self._table_storage_options(table))
+                storage.delete_dropped(table.location, self._table_storage_options(table))
+            except Exception:
+                if self._get_table(ns, table.name) is None:  # a racing drop came first (and the
+                    raise TableNotFoundError(  # server now refuses access to its path)
+                        f"table {to_string(ns + [table.name])!r} does not exist"
+                    ) from None
+                raise
         self._delete_table(ns, table.name)
 
     # -- errors ------------------------------------------------------------------------

@@ -12,7 +12,13 @@ import threading
 from dataclasses import dataclass, field
 
 from ..catalog import CatalogNamespace, CatalogTable
-from ..errors import NamespaceAlreadyExistsError, TableAlreadyExistsError
+from ..errors import (
+    NamespaceAlreadyExistsError,
+    NamespaceNotEmptyError,
+    NamespaceNotFoundError,
+    TableAlreadyExistsError,
+    TableNotFoundError,
+)
 
 
 @dataclass
@@ -53,13 +59,21 @@ class MemoryNamespace(CatalogNamespace):
     def _create_namespace(self, ns, properties):
         with self._lock:
             parent = self._node(ns[:-1])
+            if parent is None:  # dropped since the caller checked
+                raise NamespaceNotFoundError(f"namespace {ns[:-1]!r} does not exist")
             if ns[-1] in parent.children:
                 raise NamespaceAlreadyExistsError(f"namespace {ns!r} already exists")
             parent.children[ns[-1]] = _Node(properties=dict(properties))
 
     def _drop_namespace(self, ns):
-        with self._lock:
-            self._node(ns[:-1]).children.pop(ns[-1], None)
+        with self._lock:  # checked again under the lock: a racing drop or create may have come first
+            parent = self._node(ns[:-1])
+            node = parent.children.get(ns[-1]) if parent else None
+            if node is None:
+                raise NamespaceNotFoundError(f"namespace {ns!r} does not exist")
+            if node.children or node.tables:
+                raise NamespaceNotEmptyError(f"namespace {ns!r} is not empty")
+            del parent.children[ns[-1]]
 
     def _list_tables(self, ns):
         with self._lock:
@@ -75,6 +89,8 @@ class MemoryNamespace(CatalogNamespace):
     def _create_table(self, ns, table):
         with self._lock:
             node = self._node(ns)
+            if node is None:  # dropped since the caller checked
+                raise NamespaceNotFoundError(f"namespace {ns!r} does not exist")
             if table.name in node.tables:
                 raise TableAlreadyExistsError(f"table {table.name!r} already exists")
             node.tables[table.name] = copy.deepcopy(table)
@@ -82,5 +98,5 @@ class MemoryNamespace(CatalogNamespace):
     def _delete_table(self, ns, name):
         with self._lock:
             node = self._node(ns)
-            if node:
-                node.tables.pop(name, None)
+            if node is None or node.tables.pop(name, None) is None:  # a racing drop came first
+                raise TableNotFoundError(f"table {ns + [name]!r} does not exist")
