@@ -274,16 +274,18 @@ class Manifest:
                                    predicate=f"object_id = {_literal(oid)}")
         LanceDataset.commit(self.uri, op, read_version=ds.version, storage_options=self.storage_options)
 
-    def delete(self, oids: list[str]) -> None:
+    def delete(self, oids: list[str]) -> int:
+        """Remove the rows of ``oids``; how many rows this call removed (0: a racing
+        delete came first -- Lance re-runs a conflicting delete on the newer version)."""
         if not oids:
-            return
+            return 0
         with self._lock:
             self.refresh()
             if self._ds is None:
-                return
+                return 0
             base = self._version
             pred = "object_id IN (" + ", ".join(_literal(o) for o in oids) + ")"
-            self._ds.delete(pred)
+            deleted = int((self._ds.delete(pred) or {}).get("num_deleted_rows", 0))
             if self._ds.version == base + 1:
                 self._version = self._ds.version
                 for oid in oids:
@@ -291,6 +293,7 @@ class Manifest:
             else:
                 self._load(self._open())
             self._maybe_compact()
+            return deleted
 
     def _put(self, entry: Entry) -> None:
         self._entries[entry.object_id] = entry

@@ -291,6 +291,7 @@ class DirectoryNamespace(TableDataOps, NamespaceBase):
             if e.entry.kind == NAMESPACE and mode is CreateMode.EXIST_OK:
                 return CreateNamespaceResponse(properties=dict(e.entry.properties or {}))
             raise NamespaceAlreadyExistsError(f"namespace {to_string(ns)!r} already exists") from None
+        self._check_parent_survived(ns[:-1], object_id(ns))
         return CreateNamespaceResponse(properties=props)
 
     def list_namespaces(self, request):
@@ -333,7 +334,21 @@ class DirectoryNamespace(TableDataOps, NamespaceBase):
             )
         # Entries first, in one commit: a failure afterwards leaves orphan files,
         # never an entry pointing at deleted data.
-        self.manifest.delete([e.object_id for e in inside] + [oid])
+        if not self.manifest.delete([e.object_id for e in inside] + [oid]):
+            raise NamespaceNotFoundError(f"namespace {to_string(ns)!r} does not exist")  # a racing drop won
+        late = self.manifest.descendants(oid)
+        if late and behavior is DropBehavior.RESTRICT:
+            # Entries declared into the namespace after our emptiness check: the
+            # namespace was not empty after all.  Put it back; a declare that looks
+            # (see _check_parent_survived) while it is gone withdraws itself.
+            try:
+                self.manifest.insert(entry)
+            except Exists:
+                pass
+            raise NamespaceNotEmptyError(f"namespace {to_string(ns)!r} is not empty (entries added meanwhile)")
+        if late:  # Cascade: what arrived meanwhile was inside too
+            self.manifest.delete([e.object_id for e in late])
+            inside += late
         for e in inside:
             if e.kind == TABLE and e.location:
                 self.files.delete_tree(self._abs(e.location))
@@ -405,10 +420,18 @@ class DirectoryNamespace(TableDataOps, NamespaceBase):
             except Exception:
                 self.manifest.delete([oid])  # nothing is left of a declaration that failed
                 raise
+            self._check_parent_survived(ns, oid)
         self._invalidate_listing()
         return DeclareTableResponse(
             location=location, storage_options=self.storage_options or None, properties=props or None
         )
+
+    def _check_parent_survived(self, ns: list[str], oid: str) -> None:
+        """After adding ``oid``: if a racing DropNamespace removed its namespace
+        meanwhile, the drop won -- withdraw the entry rather than orphan it."""
+        if ns and self.manifest.get(object_id(ns)) is None:
+            self.manifest.delete([oid])
+            raise NamespaceNotFoundError(f"namespace {to_string(ns)!r} was dropped meanwhile")
 
     def register_table(self, request):
         ns, name = split_table_id(request.id)
@@ -438,6 +461,7 @@ class DirectoryNamespace(TableDataOps, NamespaceBase):
                 self.manifest.insert(Entry(oid, TABLE, self._stored(location), props or None))
             except Exists:
                 raise TableAlreadyExistsError(f"table {to_string(ns + [name])!r} already exists") from None
+            self._check_parent_survived(ns, oid)
         if natural:
             self.files.delete_file(storage.join(location, DEREGISTERED))
         self._invalidate_listing()
@@ -446,17 +470,23 @@ class DirectoryNamespace(TableDataOps, NamespaceBase):
     def deregister_table(self, request):
         t = self._table(request.id)
         if t.entry is not None:
-            self.manifest.delete([t.entry.object_id])
+            self._delete_entry(t)
         if not t.ns and storage.is_within(self.root, t.location) and "/" not in self._stored(t.location):
             # a root directory would be found again by listing: mark it, as pylance does
             self.files.write(storage.join(t.location, DEREGISTERED), MARKER_BODY)
         self._invalidate_listing()
         return DeregisterTableResponse(id=t.ns + [t.name], location=t.location, properties=t.properties or None)
 
+    def _delete_entry(self, t: _Table) -> None:
+        """Remove a table's manifest entry; a racing drop that removed it first won,
+        and this one touches nothing more (not the data)."""
+        if not self.manifest.delete([t.entry.object_id]):
+            raise TableNotFoundError(f"table {to_string(t.ns + [t.name])!r} does not exist")
+
     def drop_table(self, request):
         t = self._table(request.id)
         if t.entry is not None:
-            self.manifest.delete([t.entry.object_id])
+            self._delete_entry(t)
         self.files.delete_tree(t.location)
         self._invalidate_listing()
         return DropTableResponse(id=t.ns + [t.name], location=t.location, properties=t.properties or None)
