@@ -239,8 +239,9 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
         props = self.namespace_properties_in(request.properties)
         try:
             self._create_namespace(ns, props)
-        except NamespaceAlreadyExistsError:
-            if mode is not CreateMode.EXIST_OK:
+        except Exception as e:
+            mapped = e if isinstance(e, LanceNamespaceError) else self.translate_error(e)
+            if mode is not CreateMode.EXIST_OK or not isinstance(mapped, NamespaceAlreadyExistsError):
                 raise
             # ExistOk lost a creation race: the winner's namespace is what was asked for
             return CreateNamespaceResponse(properties=self._get_namespace(ns) or {})
