@@ -131,7 +131,8 @@ def mark_dropped(location: str, storage_options: dict[str, str] | None = None) -
     the marker a new table gets a fresh location (CatalogNamespace.declare_table)."""
     try:
         fs, path = _filesystem(location, storage_options)
-        fs.create_dir(path, recursive=True)
+        if not is_uri(location):  # object stores need no directory (an S3 one is an extra object)
+            fs.create_dir(path, recursive=True)
         with fs.open_output_stream(f"{path.rstrip('/')}/{DROPPED_MARKER}") as out:
             out.write(b"dropped")
     except Exception:  # noqa: BLE001 - some object stores refuse a dropped table's path altogether
