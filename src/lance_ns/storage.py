@@ -7,6 +7,7 @@ removes it on DropTable.  One place, so every backend treats locations alike.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
 from urllib.parse import urlparse
@@ -110,14 +111,17 @@ def delete_location(location: str, storage_options: dict[str, str] | None = None
         # answer AccessDenied) but allow listing and deleting its objects.
         for item in fs.get_file_info(pafs.FileSelector(path, recursive=True, allow_not_found=True)):
             if item.type == pafs.FileType.File:
-                fs.delete_file(item.path)
+                with contextlib.suppress(FileNotFoundError):  # deleted by a concurrent delete
+                    fs.delete_file(item.path)
         return
     if info.type == pafs.FileType.NotFound:
         return
-    if info.type == pafs.FileType.Directory:
-        fs.delete_dir(path)
-    else:
-        fs.delete_file(path)
+    # a concurrent delete of the same directory (a racing drop) removes files under us
+    with contextlib.suppress(FileNotFoundError):
+        if info.type == pafs.FileType.Directory:
+            fs.delete_dir(path)
+        else:
+            fs.delete_file(path)
 
 
 #: left in a dropped table's directory so that no later table of the same name reuses it

@@ -353,10 +353,14 @@ class IcebergRestNamespace(CatalogNamespace):
                 storage.mark_dropped(table.location, self._table_storage_options(table))
                 storage.delete_dropped(table.location, self._table_storage_options(table))
             except Exception:
-                if self._get_table(ns, table.name) is None:  # a racing drop came first (and the
-                    raise TableNotFoundError(  # server now refuses access to its path)
-                        f"table {to_string(ns + [table.name])!r} does not exist"
-                    ) from None
+                # A racing drop came first, and the server now refuses access to the
+                # table's path (SeaweedFS refuses even reading its metadata then).
+                try:
+                    gone = self._get_table(ns, table.name) is None
+                except OSError:
+                    gone = True
+                if gone:
+                    raise TableNotFoundError(f"table {to_string(ns + [table.name])!r} does not exist") from None
                 raise
         self._delete_table(ns, table.name)
 
