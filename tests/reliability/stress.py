@@ -236,6 +236,8 @@ def run(root: str, slots: int, threads: int = 8) -> Report:
         try:
             for k in range(slots):
                 stress.slot(k)
+                if stress.report.problems:  # the rest would only repeat them (and a hung server times out)
+                    break
         finally:
             stress.close()
         stress.verify()

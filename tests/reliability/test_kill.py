@@ -66,6 +66,7 @@ def test_kill_9_loses_no_acknowledged_operation(tmp_path):
     for k in range(KILLS):
         acked += _run_and_kill(root, f"r{k}", rng)
     assert len(acked) >= KILLS, f"the writers acknowledged almost nothing: {acked}"
+    print(f"{KILLS} kills, {len(acked)} acknowledged operations")
 
     ours = lance_ns.connect("dir", {"root": root})
     pylance = lance.namespace.DirectoryNamespace(root=root)
