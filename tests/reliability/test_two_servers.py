@@ -15,5 +15,5 @@ SLOTS = int(os.environ.get("LANCE_NS_STRESS_SLOTS", "4"))
 @pytest.mark.slow  # two server processes and a few hundred requests: ~30-60 s
 def test_two_servers_one_root(tmp_path):
     report = run(str(tmp_path / "root"), SLOTS, threads=8)
-    assert report.conflicts >= SLOTS * 7
     assert not report.problems, "\n".join(report.problems)
+    assert report.conflicts >= SLOTS * 7
