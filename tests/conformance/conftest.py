@@ -44,6 +44,9 @@ def _departures(request):
     if "backend" not in request.fixturenames:
         return
     ctx = request.getfixturevalue("backend")
+    limit = ctx.race_limits.get(request.node.originalname)
+    if limit:
+        pytest.skip(f"server limit: {limit}")
     reason = ctx.departures.get(request.node.originalname)
     if reason:
         request.applymarker(pytest.mark.xfail(reason=reason, strict=True))
