@@ -311,8 +311,10 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
             self._create_namespace(ns, props)
         except Exception as e:
             mapped = e if isinstance(e, LanceNamespaceError) else self.translate_error(e)
-            winner = self._get_namespace(ns) if isinstance(mapped, NamespaceAlreadyExistsError) else None
-            if mode is not CreateMode.EXIST_OK or winner is None:  # (not a namespace: a table of the name)
+            if mode is not CreateMode.EXIST_OK or not isinstance(mapped, NamespaceAlreadyExistsError):
+                raise
+            winner = self._get_namespace(ns)
+            if winner is None:  # what holds the name is no namespace (a table of that name)
                 raise
             # ExistOk lost a creation race: the winner's namespace is what was asked for
             return CreateNamespaceResponse(properties=winner)
