@@ -188,11 +188,14 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
     def owns_location(self, ns: list[str], name: str, location: str) -> bool:
         """Whether ``location`` is the one this namespace chose for table ``ns.name``.
 
+        That is the default location, or a fresh sibling of it that DeclareTable
+        chose because the default one still held files (:func:`storage.fresh_variant`).
         Only such locations are deleted by DropTable and Cascade drops; a
         registered location (or one given to DeclareTable) belongs to whoever
         put the data there.
         """
-        return location.rstrip("/") == self.default_location(ns, name).rstrip("/")
+        default = self.default_location(ns, name)
+        return location.rstrip("/") == default.rstrip("/") or storage.is_fresh_variant(location, default)
 
     def is_lance(self, table: CatalogTable) -> bool:
         if not self.marks_lance_tables:
@@ -304,7 +307,17 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
                 return CreateNamespaceResponse(properties=existing)
             self._drop_checked(ns, DropBehavior.RESTRICT)
         props = self.namespace_properties_in(request.properties)
-        self._create_namespace(ns, props)
+        try:
+            self._create_namespace(ns, props)
+        except Exception as e:
+            mapped = e if isinstance(e, LanceNamespaceError) else self.translate_error(e)
+            if mode is not CreateMode.EXIST_OK or not isinstance(mapped, NamespaceAlreadyExistsError):
+                raise
+            winner = self._get_namespace(ns)
+            if winner is None:  # what holds the name is no namespace (a table of that name)
+                raise
+            # ExistOk lost a creation race: the winner's namespace is what was asked for
+            return CreateNamespaceResponse(properties=winner)
         return CreateNamespaceResponse(properties=self._get_namespace(ns) or props)
 
     @_translating
@@ -435,6 +448,8 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
             location = self.default_location(ns, name)
         if self._get_table(ns, name) is not None:
             raise TableAlreadyExistsError(f"table {to_string(ns + [name])!r} already exists")
+        if not request.location:
+            location = self._unused_default_location(location)
         props = self._stored_properties(request.properties)
         table = CatalogTable(name=name, location=location, properties=props, kind=self.lance_table_kind)
         self._create_table(ns, table)
@@ -492,9 +507,27 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
     def _drop_table_object(self, ns: list[str], table: CatalogTable, purge: bool = False) -> None:
         # Catalog entry first: a failure after it leaves orphan files, never a
         # catalog entry pointing at deleted data.
+        deletes = self.deletes_data_of(ns, table, purge)
+        opts = self._table_storage_options(table)
+        if deletes and self.keeps_dropped_marker:
+            storage.mark_dropped(table.location, opts)  # see there: no new table reuses the directory
         self._remove_entry(ns, table)
-        if self.deletes_data_of(ns, table, purge):
-            storage.delete_location(table.location, self._table_storage_options(table))
+        if deletes:
+            if self.keeps_dropped_marker:
+                storage.delete_dropped(table.location, opts)
+            else:
+                storage.delete_location(table.location, opts)
+
+    #: whether a dropped table's directory keeps :data:`storage.DROPPED_MARKER`
+    keeps_dropped_marker: bool = True
+
+    def _unused_default_location(self, location: str) -> str:
+        """The default location for a new table, or a fresh sibling of it when
+        it still holds files: a dropped table's (kept taken by its marker, maybe
+        still being written by a late writer of that table) or a deregistered one's."""
+        if storage.holds_files(location, self.storage_options):
+            return storage.fresh_variant(location)
+        return location
 
     def deletes_data_of(self, ns: list[str], table: CatalogTable, purge: bool = False) -> bool:
         """Whether dropping ``table`` deletes its data (see :meth:`owns_location`)."""

@@ -38,10 +38,12 @@ from lance_namespace import (
 )
 from lance_namespace_urllib3_client.models import IndexContent, TableVersion, TagContents
 
-from . import tables
+from . import storage, tables
 from .base import NamespaceBase
 from .errors import (
+    ConcurrentModificationError,
     InvalidInputError,
+    NamespaceNotFoundError,
     TableAlreadyExistsError,
     TableIndexAlreadyExistsError,
     TableIndexNotFoundError,
@@ -56,6 +58,31 @@ from .paging import paginate
 
 _VECTOR_INDEXES = {"IVF_FLAT", "IVF_PQ", "IVF_SQ", "IVF_HNSW_PQ", "IVF_HNSW_SQ", "IVF_HNSW_FLAT", "IVF_RQ"}
 _SCALAR_INDEXES = {"BTREE", "BITMAP", "LABEL_LIST", "INVERTED", "FTS", "NGRAM", "ZONEMAP", "BLOOMFILTER"}
+
+
+class _Taken(Exception):
+    """Another writer committed the table's first version before us."""
+
+
+def _remove_data_files(location: str, opts: dict, fragments) -> None:
+    """Delete the data files a losing writer wrote (unique names: never the winner's)."""
+    for fragment in fragments:
+        for f in fragment.files:
+            try:
+                tables.delete_location(storage.join(location, "data", f.path), opts)
+            except Exception:  # noqa: BLE001 - an orphan file is harmless; the answer matters
+                pass
+
+
+#: version 1's manifest under Lance's v2 and v1 manifest naming
+_FIRST_MANIFESTS = (f"{(1 << 64) - 2}.manifest", "1.manifest")
+
+
+def _withdraw_first_version(location: str, opts: dict, fragments) -> None:
+    """Remove the first version we committed: its manifest (the table is gone), then its data."""
+    for name in _FIRST_MANIFESTS:
+        tables.delete_location(storage.join(location, "_versions", name), opts)
+    _remove_data_files(location, opts, fragments)
 
 
 def _no_branch(request) -> None:
@@ -91,39 +118,106 @@ class TableDataOps(NamespaceBase):
         with tables.translated(location):
             return lance.write_dataset(data, location, mode=mode, storage_options=opts or None)
 
+    def _first_version(self, data, location: str, opts: dict):
+        """Commit version 1 of a table, or raise :class:`_Taken` if another writer did.
+
+        ``write_dataset(mode="create")`` is not exclusive: Lance rebases a racing
+        create onto the winner's version as an Overwrite, so several writers are
+        told they created the table and all but the last lose their rows.  Here
+        the data files are written first (uniquely named) and version 1 is
+        committed without retries: the version file is created only if absent
+        (local disk and S3 alike), so exactly one writer commits it.  A loser
+        removes only its own data files.
+        """
+        import lance
+        from lance.dataset import LanceDataset, LanceOperation
+
+        fragments = []
+        try:
+            fragments = lance.fragment.write_fragments(data, location, mode="create", storage_options=opts or None)
+            # the same manifest naming as write_dataset's default
+            ds = LanceDataset.commit(location, LanceOperation.Overwrite(data.schema, fragments),
+                                     storage_options=opts or None, enable_v2_manifest_paths=True, max_retries=0)
+            return ds, fragments
+        except Exception as e:
+            if storage.lance_version(location, opts) is None:
+                raise tables.translate(e, location) from e  # no winner: a genuine failure
+            _remove_data_files(location, opts, fragments)
+            raise _Taken(location) from e
+
+    def _undo_declaration(self, table_id, location: str, opts: dict) -> None:
+        """Remove our own declaration after our first write failed -- unless a
+        table exists there by now: then it is someone else's and stays."""
+        if storage.lance_version(location, opts) is not None:
+            return
+        self.deregister_table(DeregisterTableRequest(id=table_id))
+        tables.delete_location(location, opts)
+
+    def _existing(self, table_id):
+        try:
+            return self.describe_table(DescribeTableRequest(id=table_id, check_declared=True))
+        except TableNotFoundError:
+            return None
+
     # -- create / insert / merge / update / delete ----------------------------------
     def create_table(self, request, request_data: bytes):
+        """Exactly one CreateTable of a name wins.  The catalog's declaration is
+        atomic (one winner), and so is the first commit (see _first_version),
+        which settles a declared table being created by several clients.  A
+        loser answers TableAlreadyExists (5) and never undoes what is not its own."""
         data = tables.ipc_to_table(request_data, self.limits.max_decoded_bytes)
         mode = WriteMode.parse(request.mode, WriteMode.CREATE)
         if mode is WriteMode.APPEND:
             raise InvalidInputError("CreateTable mode must be Create, ExistOk or Overwrite")
-        try:
-            existing = self.describe_table(DescribeTableRequest(id=request.id, check_declared=True))
-        except TableNotFoundError:
-            existing = None
+        existing, declared_here = self._existing(request.id), False
+        if existing is None:
+            try:
+                declared = self.declare_table(DeclareTableRequest(id=request.id, properties=request.properties))
+                declared_here = True
+                location = declared.location
+                opts = {**self.storage_options, **(declared.storage_options or {})}
+            except TableAlreadyExistsError:  # another client declared it since we looked
+                existing = self._existing(request.id)
+                if existing is None:
+                    raise
         if existing is not None:
             location, opts = existing.location, {**self.storage_options, **(existing.storage_options or {})}
             if not existing.is_only_declared:
-                if mode is WriteMode.CREATE:
-                    raise TableAlreadyExistsError(f"table {request.id!r} already exists")
-                if mode is WriteMode.EXIST_OK:
-                    ds = tables.open_dataset(location, opts)
-                    return CreateTableResponse(location=location, version=ds.version,
-                                               storage_options=opts or None)
-            ds = self._write(data, location, opts, "overwrite" if not existing.is_only_declared else "create")
-            return CreateTableResponse(location=location, version=ds.version, storage_options=opts or None)
-        declared = self.declare_table(DeclareTableRequest(id=request.id, properties=request.properties))
-        location = declared.location
-        opts = {**self.storage_options, **(declared.storage_options or {})}
+                return self._create_over_existing(mode, request.id, data, location, opts)
         try:
-            ds = self._write(data, location, opts, "create")
-        except BaseException:
-            # undo the declaration: a failed create leaves nothing behind
-            try:
-                self.deregister_table(DeregisterTableRequest(id=request.id))
-            finally:
-                tables.delete_location(location, opts)
+            ds, fragments = self._first_version(data, location, opts)
+        except _Taken:  # another client created the declared table first
+            return self._create_over_existing(mode, request.id, data, location, opts)
+        except Exception as e:
+            if not self._still_declared(request.id, location):
+                # a DropTable won while we wrote (and deleted what we were writing)
+                raise ConcurrentModificationError(f"table {request.id!r} was dropped while being created") from e
+            if declared_here:
+                self._undo_declaration(request.id, location, opts)
             raise
+        if not self._still_declared(request.id, location):
+            # A DropTable won while we wrote: our version must not outlive it (only
+            # our own files go).  Whether the table was ever visible with our data
+            # is unknown, so this is no acknowledged create: a conflict.
+            _withdraw_first_version(location, opts, fragments)
+            raise ConcurrentModificationError(f"table {request.id!r} was dropped while being created")
+        return CreateTableResponse(location=location, version=ds.version, storage_options=opts or None)
+
+    def _still_declared(self, table_id, location: str) -> bool:
+        """Whether the table is still the one we are creating (same location)."""
+        try:
+            return self.describe_table(DescribeTableRequest(id=table_id)).location == location
+        except (TableNotFoundError, NamespaceNotFoundError):
+            return False
+
+    def _create_over_existing(self, mode: WriteMode, table_id, data, location: str, opts: dict):
+        """CreateTable of a table that has data: Create loses, ExistOk keeps it, Overwrite replaces it."""
+        if mode is WriteMode.CREATE:
+            raise TableAlreadyExistsError(f"table {table_id!r} already exists")
+        if mode is WriteMode.EXIST_OK:
+            ds = tables.open_dataset(location, opts)
+        else:
+            ds = self._write(data, location, opts, "overwrite")
         return CreateTableResponse(location=location, version=ds.version, storage_options=opts or None)
 
     def insert_into_table(self, request, request_data: bytes):
@@ -133,9 +227,15 @@ class TableDataOps(NamespaceBase):
         if mode not in (WriteMode.APPEND, WriteMode.OVERWRITE):
             raise InvalidInputError("InsertIntoTable mode must be Append or Overwrite")
         location, opts, resp = self._described(request.id, check_declared=True)
-        # the first insert into a declared table creates it, as pylance's append does
-        write_mode = "create" if resp.is_only_declared else mode.value
-        ds = self._write(data, location, opts, write_mode)
+        if resp.is_only_declared:
+            # the first insert into a declared table creates it, as pylance's append
+            # does; when another insert created it first, ours is an ordinary write
+            try:
+                ds, _ = self._first_version(data, location, opts)
+                return InsertIntoTableResponse(num_inserted_rows=data.num_rows, version=ds.version)
+            except _Taken:
+                pass
+        ds = self._write(data, location, opts, mode.value)
         return InsertIntoTableResponse(num_inserted_rows=data.num_rows, version=ds.version)
 
     def merge_insert_into_table(self, request, request_data: bytes):

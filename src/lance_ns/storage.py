@@ -7,8 +7,10 @@ removes it on DropTable.  One place, so every backend treats locations alike.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
+import re
 from urllib.parse import urlparse
 
 from .errors import InvalidInputError
@@ -143,14 +145,89 @@ def delete_location(location: str, storage_options: dict[str, str] | None = None
         # answer AccessDenied) but allow listing and deleting its objects.
         for item in fs.get_file_info(pafs.FileSelector(path, recursive=True, allow_not_found=True)):
             if item.type == pafs.FileType.File:
-                fs.delete_file(item.path)
+                with contextlib.suppress(FileNotFoundError):  # deleted by a concurrent delete
+                    fs.delete_file(item.path)
         return
     if info.type == pafs.FileType.NotFound:
         return
-    if info.type == pafs.FileType.Directory:
-        fs.delete_dir(path)
+    # a concurrent delete of the same directory (a racing drop) removes files under us
+    with contextlib.suppress(FileNotFoundError):
+        if info.type == pafs.FileType.Directory:
+            fs.delete_dir(path)
+        else:
+            fs.delete_file(path)
+
+
+#: left in a dropped table's directory so that no later table of the same name reuses it
+DROPPED_MARKER = ".lance-dropped"
+
+
+def mark_dropped(location: str, storage_options: dict[str, str] | None = None) -> None:
+    """DropTable's first step, before the catalog entry goes: mark the directory
+    taken for good.  A writer of the dropped table still running could otherwise
+    land its files in a new table declared at the same default location; with
+    the marker a new table gets a fresh location (CatalogNamespace.declare_table)."""
+    try:
+        fs, path = _filesystem(location, storage_options)
+        if not is_uri(location):  # object stores need no directory (an S3 one is an extra object)
+            fs.create_dir(path, recursive=True)
+        with fs.open_output_stream(f"{path.rstrip('/')}/{DROPPED_MARKER}") as out:
+            out.write(b"dropped")
+    except Exception:  # noqa: BLE001 - some object stores refuse a dropped table's path altogether
+        pass
+
+
+def delete_dropped(location: str, storage_options: dict[str, str] | None = None) -> None:
+    """DropTable's last step: everything under ``location`` except the marker."""
+    import pyarrow.fs as pafs
+
+    fs, path = _filesystem(location, storage_options)
+    try:
+        children = fs.get_file_info(pafs.FileSelector(path, recursive=False, allow_not_found=True))
+    except OSError:
+        delete_location(location, storage_options)
+        return
+    for child in children:
+        name = child.path.rstrip("/").rsplit("/", 1)[-1]
+        if name != DROPPED_MARKER:
+            delete_location(join(location, name), storage_options)
+
+
+def holds_files(location: str, storage_options: dict[str, str] | None = None) -> bool:
+    """Whether anything exists under ``location`` (a listing failure counts as no)."""
+    import pyarrow.fs as pafs
+
+    try:
+        fs, path = _filesystem(location, storage_options)
+        return bool(fs.get_file_info(pafs.FileSelector(path, recursive=False, allow_not_found=True)))
+    except (OSError, ValueError):
+        return False
+
+
+def fresh_variant(location: str) -> str:
+    """``.../name.lance`` -> ``.../name-<random>.lance``: a sibling location no one uses."""
+    import secrets
+
+    stem, dot, suffix = location.rstrip("/").rpartition(".")
+    if not dot or "/" in suffix:
+        return f"{location.rstrip('/')}-{secrets.token_hex(4)}"
+    return f"{stem}-{secrets.token_hex(4)}.{suffix}"
+
+
+_FRESH_TAG = re.compile(r"-[0-9a-f]{8}")
+
+
+def is_fresh_variant(location: str, of: str) -> bool:
+    """Whether ``location`` is a :func:`fresh_variant` of ``of``."""
+    location, of = location.rstrip("/"), of.rstrip("/")
+    stem, dot, suffix = of.rpartition(".")
+    if not dot or "/" in suffix:
+        stem, suffix = of, ""
     else:
-        fs.delete_file(path)
+        suffix = "." + suffix
+    if not (location.startswith(stem) and location.endswith(suffix)):
+        return False
+    return bool(_FRESH_TAG.fullmatch(location[len(stem): len(location) - len(suffix)]))
 
 
 def has_versions(location: str, storage_options: dict[str, str] | None = None) -> bool:

@@ -24,6 +24,7 @@ from .errors import (
     InternalError,
     InvalidInputError,
     LanceNamespaceError,
+    TableAlreadyExistsError,
     TableNotFoundError,
     TableSchemaValidationError,
     TableTagNotFoundError,
@@ -49,6 +50,8 @@ def translate(exc: BaseException, location: str = "") -> LanceNamespaceError:
         return InvalidInputError(f"a name is too long for the storage{where}")
     if is_panic(exc):
         return InternalError(f"Lance failed unexpectedly{where}: {text.splitlines()[0] if text else ''}")
+    if "dataset already exists" in low:  # a create that lost to another writer
+        return TableAlreadyExistsError(f"table already exists{where}: {text}")
     if low.startswith("dataset at path") and "not found" in low:  # names "_versions": check first
         return TableNotFoundError(f"no Lance table{where}: {text}")
     if "no field named" in low or ("column" in low and ("not found" in low or "does not exist" in low)) or (

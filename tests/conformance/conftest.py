@@ -47,6 +47,9 @@ def _departures(request):
         return
     ctx = request.getfixturevalue("backend")
     name = request.node.originalname
+    limit = ctx.race_limits.get(name)
+    if limit:
+        pytest.skip(f"server limit: {limit}")
     if name == "test_scenario":  # one test per scenario check: the check's own name
         name = f"scenario:{request.node.callspec.params['check']}"
     reason = ctx.departures.get(name)

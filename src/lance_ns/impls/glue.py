@@ -59,6 +59,7 @@ from ..errors import (
     InvalidInputError,
     LanceNamespaceError,
     NamespaceAlreadyExistsError,
+    NamespaceNotEmptyError,
     NamespaceNotFoundError,
     ServiceUnavailableError,
     TableAlreadyExistsError,
@@ -311,14 +312,22 @@ class GlueNamespace(CatalogNamespace):
 
     def _drop_namespace(self, ns):
         kind = self._kind(ns)
+        if kind is None:
+            return False  # a racing drop came first: it is the one winner
         try:
             if kind == DATABASE:
+                # DeleteDatabase also deletes the tables in it: look once more right
+                # before it, so a table declared since the caller's check is not lost
+                # (the window left is this one round trip; Glue has no conditional delete)
+                if self.glue.get_tables(MaxResults=1, **self._table_kw(ns)).get("TableList"):
+                    raise NamespaceNotEmptyError(f"namespace {to_string(ns)!r} is not empty (a table was added)")
                 self.glue.delete_database(Name=ns[-1], **self._cat_kw(ns[:-1]))
             elif kind == CATALOG:
                 self.glue.delete_catalog(CatalogId=self._catalog_id(ns))
         except botocore.exceptions.ClientError as e:
-            if _code(e) != "EntityNotFoundException":  # dropped meanwhile: the goal is reached
-                raise
+            if _code(e) == "EntityNotFoundException":
+                return False  # a racing drop came first: it is the one winner
+            raise
 
     # -- table primitives ----------------------------------------------------------------
     def _table_kw(self, ns: list[str]) -> dict[str, str]:
@@ -366,6 +375,9 @@ class GlueNamespace(CatalogNamespace):
     def _create_table(self, ns, table):
         try:
             self.glue.create_table(TableInput=self._table_input(table), **self._table_kw(ns))
+            if len(ns) == 1 and self._kind(ns) is None:  # (an account catalog's database)
+                # a racing DeleteDatabase took the table with it: the drop won
+                raise NamespaceNotFoundError(f"namespace {to_string(ns)!r} was dropped meanwhile")
         except botocore.exceptions.ClientError as e:
             if _code(e) == "AlreadyExistsException":
                 raise TableAlreadyExistsError(f"table {to_string(ns + [table.name])!r} already exists") from e

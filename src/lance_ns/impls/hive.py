@@ -393,6 +393,11 @@ class _HiveBase(CatalogNamespace):
             raise TableAlreadyExistsError(f"table {to_string(ns + [table.name])!r} already exists") from None
         except hms.NoSuchObjectException:
             raise NamespaceNotFoundError(f"namespace {to_string(ns)!r} does not exist") from None
+        # HMS 2.3 checks existence and inserts in separate steps: two racing creates
+        # can both succeed.  The table the metastore returns now decides the winner.
+        stored = self._get_table(ns, table.name)
+        if stored is None or stored.location != _location_out(table.location):
+            raise TableAlreadyExistsError(f"table {to_string(ns + [table.name])!r} already exists (created concurrently)")
 
     def _delete_table(self, ns, name):
         try:

@@ -62,6 +62,7 @@ from urllib3.util.retry import Retry
 
 from .. import storage
 from ..catalog import CatalogNamespace, CatalogTable
+from ..identifiers import to_string
 from ..errors import (
     InternalError,
     InvalidInputError,
@@ -338,7 +339,7 @@ class IcebergRestNamespace(CatalogNamespace):
             # Python bool on the wire as "False", so the literal is passed.
             self._catalog(ns[0]).drop_table((*ns[1:], name), purge_requested="false")  # type: ignore[arg-type]
         except ice.NoSuchTableError:
-            pass  # dropped meanwhile
+            return False  # a racing drop came first: it is the one winner
 
     def _drop_table_object(self, ns, table, purge=False):
         # Unlike the shared order (entry first), data goes first here: an Iceberg
@@ -348,7 +349,20 @@ class IcebergRestNamespace(CatalogNamespace):
         # entry exists the location is ours to delete; if the drop fails in
         # between, the entry is still there and DropTable can be retried.
         if self.deletes_data_of(ns, table, purge):
-            storage.delete_location(table.location, self._table_storage_options(table))
+            opts = self._table_storage_options(table)
+            try:
+                storage.mark_dropped(table.location, opts)
+                storage.delete_dropped(table.location, opts)
+            except Exception:
+                # A racing drop came first, and the server now refuses access to the
+                # table's path (SeaweedFS refuses even reading its metadata then).
+                try:
+                    gone = self._get_table(ns, table.name) is None
+                except OSError:
+                    gone = True
+                if gone:
+                    raise TableNotFoundError(f"table {to_string(ns + [table.name])!r} does not exist") from None
+                raise
         self._remove_entry(ns, table)
 
     # -- errors ------------------------------------------------------------------------

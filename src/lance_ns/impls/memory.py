@@ -12,7 +12,12 @@ import threading
 from dataclasses import dataclass, field
 
 from ..catalog import CatalogNamespace, CatalogTable
-from ..errors import NamespaceAlreadyExistsError, TableAlreadyExistsError
+from ..errors import (
+    NamespaceAlreadyExistsError,
+    NamespaceNotEmptyError,
+    NamespaceNotFoundError,
+    TableAlreadyExistsError,
+)
 
 
 @dataclass
@@ -53,13 +58,21 @@ class MemoryNamespace(CatalogNamespace):
     def _create_namespace(self, ns, properties):
         with self._lock:
             parent = self._node(ns[:-1])
+            if parent is None:  # dropped since the caller checked
+                raise NamespaceNotFoundError(f"namespace {ns[:-1]!r} does not exist")
             if ns[-1] in parent.children:
                 raise NamespaceAlreadyExistsError(f"namespace {ns!r} already exists")
             parent.children[ns[-1]] = _Node(properties=dict(properties))
 
     def _drop_namespace(self, ns):
-        with self._lock:
-            self._node(ns[:-1]).children.pop(ns[-1], None)
+        with self._lock:  # checked again under the lock: a racing drop or create may have come first
+            parent = self._node(ns[:-1])
+            node = parent.children.get(ns[-1]) if parent else None
+            if node is None:
+                return False  # a racing drop came first
+            if node.children or node.tables:
+                raise NamespaceNotEmptyError(f"namespace {ns!r} is not empty")
+            del parent.children[ns[-1]]
 
     def _list_tables(self, ns):
         with self._lock:
@@ -75,6 +88,8 @@ class MemoryNamespace(CatalogNamespace):
     def _create_table(self, ns, table):
         with self._lock:
             node = self._node(ns)
+            if node is None:  # dropped since the caller checked
+                raise NamespaceNotFoundError(f"namespace {ns!r} does not exist")
             if table.name in node.tables:
                 raise TableAlreadyExistsError(f"table {table.name!r} already exists")
             node.tables[table.name] = copy.deepcopy(table)

@@ -49,6 +49,7 @@ def _start(tmp):
             ),
             storage_options=server.storage_options(),
             departures=DEPARTURES,
+            race_limits=RACE_LIMITS,
         )
 
 
@@ -63,5 +64,30 @@ DEPARTURES = {
     "test_purge_drops_the_data_of_a_registered_table": "SeaweedFS deletes a table's files on deregister (above)",
     "scenario:table.register": "SeaweedFS deletes a table's files on deregister (above)",
 }
+
+_DUPLICATE_CREATE = (
+    "SeaweedFS answers 200 to a CreateTable/CreateNamespace racing one of the same name (design.md: "
+    "duplicate creates succeed), so racing declares can both win; our client checks existence first, "
+    "which settles only requests that do not overlap"
+)
+#: races SeaweedFS's Iceberg REST catalog settles only sometimes (see test_concurrency.py)
+RACE_LIMITS = {
+    "test_create_namespace_race": _DUPLICATE_CREATE,
+    "test_create_namespace_exist_ok_race_all_succeed": _DUPLICATE_CREATE,
+    "test_declare_table_race": _DUPLICATE_CREATE,
+    "test_create_table_race": _DUPLICATE_CREATE,
+    "test_create_declared_table_race": _DUPLICATE_CREATE,
+    "test_create_and_drop_of_one_table": _DUPLICATE_CREATE,
+    "test_drop_table_race": (
+        "SeaweedFS answers success to a DropTable of a table a racing drop already removed, "
+        "so several racing drops can succeed"
+    ),
+    "test_declare_into_namespace_being_dropped": (
+        "SeaweedFS's DropNamespace does not refuse a namespace that gained a table after our emptiness check"
+    ),
+}
+
+# the same departure seen by the race: the deregistered table's data is gone, every register answers 13
+DEPARTURES["test_register_table_race"] = DEPARTURES["test_deregister_keeps_data_and_register_brings_it_back"]
 
 BACKENDS = [Backend("iceberg", _start)]

@@ -141,6 +141,26 @@ PYLANCE_CLIENT_DEPARTURES = {
 }
 
 
+_PYLANCE_RACES = (
+    "pylance 14.0.2's RestAdapter over its DirectoryNamespace: racing requests on one name answer "
+    "409 code 14 (its manifest's conflict) instead of 2/5, several drops of one table or namespace "
+    "succeed, and a losing drop or create answers 500 code 18"
+)
+PYLANCE_SERVER_DEPARTURES["test_register_table_race"] = PYLANCE_SERVER_DEPARTURES[
+    "test_deregister_keeps_data_and_register_brings_it_back"
+]
+#: the other races of test_concurrency.py: pylance's server settles none of them reliably
+PYLANCE_SERVER_RACE_LIMITS = {
+    name: _PYLANCE_RACES
+    for name in (
+        "test_create_namespace_race", "test_create_namespace_exist_ok_race_all_succeed", "test_drop_namespace_race",
+        "test_declare_into_namespace_being_dropped", "test_declare_table_race", "test_create_table_race",
+        "test_create_declared_table_race", "test_drop_table_race",
+        "test_create_and_drop_of_one_table",
+    )
+}
+
+
 @contextmanager
 def _pylance_server(tmp):
     root = tmp / "rest-pylance"
@@ -155,6 +175,7 @@ def _pylance_server(tmp):
             caps=frozenset({"cascade", *_ENVIRONMENT}),
             scratch=str(tmp / "scratch-pylance"),
             departures=dict(PYLANCE_SERVER_DEPARTURES),
+            race_limits=PYLANCE_SERVER_RACE_LIMITS,
         )
         client.close()
     finally:

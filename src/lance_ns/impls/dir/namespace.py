@@ -49,6 +49,7 @@ from ...errors import (
     NamespaceNotEmptyError,
     NamespaceNotFoundError,
     TableAlreadyExistsError,
+    TableNotFoundError,
     UnsupportedOperationError,
 )
 from ...identifiers import name_problem, split_table_id, to_string
@@ -294,6 +295,7 @@ class DirectoryNamespace(CatalogNamespace):
         except Exists as e:
             what = "namespace" if e.entry.kind == NAMESPACE else "table"
             raise NamespaceAlreadyExistsError(f"{to_string(ns)!r} is already the name of a {what}") from None
+        self._check_parent_survived(ns[:-1], object_id(ns))
 
     def _drop_namespace(self, ns):
         return self.manifest.delete([object_id(ns)]) > 0
@@ -308,8 +310,22 @@ class DirectoryNamespace(CatalogNamespace):
             raise NamespaceNotEmptyError(
                 f"namespace {to_string(ns)!r} is not empty ({len(inside) - tables} namespaces, {tables} tables)"
             )
+        entry = self.manifest.get(oid)
         if not self.manifest.delete([e.object_id for e in inside] + [oid]):
             raise NamespaceNotFoundError(f"namespace {to_string(ns)!r} does not exist")  # a racing drop won
+        late = self.manifest.descendants(oid)
+        if late and behavior is DropBehavior.RESTRICT:
+            # Entries declared into the namespace after our emptiness check: the
+            # namespace was not empty after all.  Put it back; a declare that looks
+            # (see _check_parent_survived) while it is gone withdraws itself.
+            try:
+                self.manifest.insert(entry)
+            except Exists:
+                pass
+            raise NamespaceNotEmptyError(f"namespace {to_string(ns)!r} is not empty (entries added meanwhile)")
+        if late:  # Cascade: what arrived meanwhile was inside too
+            self.manifest.delete([e.object_id for e in late])
+            inside += late
         for e in inside:
             if e.kind == TABLE and e.location:
                 parts = e.object_id.split(ID_DELIMITER)
@@ -360,14 +376,14 @@ class DirectoryNamespace(CatalogNamespace):
                     "without manifest_enabled a table is a root table in its own <name>.lance directory"
                 )
             return  # the reserved marker (DeclareTable) or the data (RegisterTable) is the table
+        oid = object_id(ns + [table.name])
         try:
-            self.manifest.insert(
-                Entry(object_id(ns + [table.name]), TABLE, self._stored(table.location), table.properties or None)
-            )
+            self.manifest.insert(Entry(oid, TABLE, self._stored(table.location), table.properties or None))
         except Exists:
             raise TableAlreadyExistsError(f"{to_string(ns + [table.name])!r} already exists") from None
         finally:
             self._invalidate_listing()
+        self._check_parent_survived(ns, oid)  # a declare or register racing a DropNamespace
 
     def _delete_table(self, ns, name):
         try:
@@ -375,6 +391,25 @@ class DirectoryNamespace(CatalogNamespace):
             if entry is None:
                 return None  # a listed root table: its directory is the table
             return self.manifest.delete([entry.object_id]) > 0
+        finally:
+            self._invalidate_listing()
+
+    # A root table's directory is found by listing: one left holding a dropped
+    # marker would be listed as a table again (by pylance too), so dir deletes
+    # the whole directory; a new table of the name may then reuse it.
+    keeps_dropped_marker = False
+
+    def _unused_default_location(self, location):
+        return location  # an occupied default location is refused instead (declare_table)
+
+    def _remove_entry(self, ns, table):
+        # By the entry the table was found with: looked up again, a racing drop's
+        # removal would read as "a listed root table" (its directory is still there).
+        if table.entry is None:
+            return  # found by listing the root: the directory is the table
+        try:
+            if not self.manifest.delete([table.entry.object_id]):
+                raise TableNotFoundError(f"table {to_string(ns + [table.name])!r} does not exist")  # a racing drop won
         finally:
             self._invalidate_listing()
 
@@ -409,6 +444,13 @@ class DirectoryNamespace(CatalogNamespace):
         if not ns and table.location.rstrip("/") == self._root_dir(table.name):
             self.files.delete_file(storage.join(table.location, DEREGISTERED))
         self._invalidate_listing()
+
+    def _check_parent_survived(self, ns: list[str], oid: str) -> None:
+        """After adding ``oid``: if a racing DropNamespace removed its namespace
+        meanwhile, the drop won -- withdraw the entry rather than orphan it."""
+        if ns and self.manifest.get(object_id(ns)) is None:
+            self.manifest.delete([oid])
+            raise NamespaceNotFoundError(f"namespace {to_string(ns)!r} was dropped meanwhile")
 
     def _deregistered(self, ns, table):
         if not ns and storage.is_within(self.root, table.location) and "/" not in self._stored(table.location):
