@@ -133,6 +133,19 @@ def normalising(fn: Callable, op: Operation) -> Callable:
     return wrapper
 
 
+def parse_int(raw: str | None, what: str, minimum: int = 0) -> int | None:
+    """A whole number given as text (a property, a query parameter); None when absent."""
+    if raw in (None, ""):
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        raise InvalidInputError(f"{what} must be an integer, got {raw!r}") from None
+    if value < minimum:
+        raise InvalidInputError(f"{what} must be >= {minimum}, got {value}")
+    return value
+
+
 class NamespaceBase(LanceNamespace):
     """Base of every lance-ns implementation.
 
@@ -178,16 +191,8 @@ class NamespaceBase(LanceNamespace):
         return value
 
     def int_prop(self, key: str, default: int, minimum: int = 0) -> int:
-        raw = self.prop(key)
-        if raw is None:
-            return default
-        try:
-            value = int(raw)
-        except ValueError:
-            raise InvalidInputError(f"property {key!r} must be an integer, got {raw!r}") from None
-        if value < minimum:
-            raise InvalidInputError(f"property {key!r} must be >= {minimum}, got {value}")
-        return value
+        value = parse_int(self.prop(key), f"property {key!r}", minimum)
+        return default if value is None else value
 
     def bool_prop(self, key: str, default: bool) -> bool:
         raw = self.prop(key)

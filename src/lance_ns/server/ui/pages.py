@@ -31,6 +31,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from ... import tables
+from ...base import parse_int
 from ...cli.output import dump, size, type_label, when
 from ...errors import (
     InternalError,
@@ -355,8 +356,8 @@ class Browser:
         if len(parts) < 1:
             raise InvalidInputError("a table page needs a table id")
         query = request.query_params
-        version = _int(query.get("version"), "version", minimum=0)
-        rows = min(_int(query.get("rows"), "rows", minimum=0) or SAMPLE_ROWS, MAX_SAMPLE_ROWS)
+        version = parse_int(query.get("version"), "version", minimum=0)
+        rows = min(parse_int(query.get("rows"), "rows", minimum=0) or SAMPLE_ROWS, MAX_SAMPLE_ROWS)
         columns = [c for c in query.getlist("columns") if c]
         described = await self.describe(principal, parts, version)
         detail = dump(described)
@@ -469,18 +470,6 @@ def _same_origin(request: Request) -> bool:
         return origin is None
     host = request.headers.get("host", "")
     return origin.split("://", 1)[-1] == host
-
-
-def _int(value: str | None, name: str, minimum: int = 0) -> int | None:
-    if value in (None, ""):
-        return None
-    try:
-        number = int(value)
-    except ValueError:
-        raise InvalidInputError(f"{name} must be an integer, got {value!r}") from None
-    if number < minimum:
-        raise InvalidInputError(f"{name} must be at least {minimum}, got {number}")
-    return number
 
 
 def _describe_catalog(namespace: Any) -> str:
