@@ -84,10 +84,7 @@ LANCE = "lance"
 #: the request ``context`` key asking DropTable / DropNamespace to delete the
 #: data of tables at locations the namespace does not own (registered ones)
 PURGE_CONTEXT_KEY = "purge"
-#: the same over REST, where only ``header.*`` context entries travel (as HTTP
-#: headers): a server that puts a request's headers back into the context as
-#: ``header.<name>`` entries passes it through unchanged
-PURGE_HEADER = "X-Lance-Purge"
+#: (over REST it travels as the ``x-lance-ns-purge`` header: server.routes.CONTEXT_HEADERS)
 #: path components that belong to a Lance table or to a namespace's own files:
 #: no table location may run through them
 RESERVED_PARTS = frozenset(
@@ -101,8 +98,7 @@ _MAX_ANCESTORS = 32
 def purge_requested(request) -> bool:
     """Whether a drop request asks to delete data the namespace does not own."""
     context = getattr(request, "context", None) or {}
-    keys = {PURGE_CONTEXT_KEY, f"header.{PURGE_HEADER}".lower()}
-    return any(k.lower() in keys and str(v).lower() in ("true", "1", "yes") for k, v in context.items())
+    return str(context.get(PURGE_CONTEXT_KEY, "")).lower() in ("true", "1", "yes")
 
 
 def _overlaps(a: str, b: str) -> bool:

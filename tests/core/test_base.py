@@ -80,4 +80,3 @@ def test_purge_is_asked_for_by_the_request_context():
     assert not purge_requested(DropTableRequest(id=["t"], context={"purge": "false"}))
     assert purge_requested(DropTableRequest(id=["t"], context={"purge": "true"}))
     assert purge_requested(DropNamespaceRequest(id=["a"], context={"purge": "TRUE"}))
-    assert purge_requested(DropTableRequest(id=["t"], context={"header.x-lance-purge": "true"}))
