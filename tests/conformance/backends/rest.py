@@ -115,6 +115,7 @@ PYLANCE_SERVER_DEPARTURES = {
     "test_table_exists_at_a_missing_version_is_version_not_found": "TableExists ignores version: 200 for version 99",
     "test_dropping_a_registered_table_keeps_its_data": "RegisterTable refuses absolute locations (above)",
     "test_cascade_drop_keeps_the_data_of_registered_tables": "RegisterTable refuses absolute locations (above)",
+    "test_purge_drops_the_data_of_a_registered_table": "RegisterTable refuses absolute locations (above)",
     # the shared scenario (test_scenario.py, lance-ns check) sends names unvalidated, so it sees more
     "scenario:namespace.create.exist_ok": "CreateNamespace ignores mode ExistOk: 409 NamespaceAlreadyExists",
     "scenario:namespace.create.overwrite": "CreateNamespace ignores mode Overwrite: 409 NamespaceAlreadyExists",
