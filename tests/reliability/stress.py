@@ -25,7 +25,6 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-import httpx
 import lance
 import lance.namespace
 import pyarrow as pa
@@ -33,6 +32,7 @@ from lance_namespace import LanceNamespaceError, ListNamespacesRequest, ListTabl
 
 import lance_ns
 from lance_ns.tables import table_to_ipc_stream
+from tests.servers.process import wait_healthy
 
 OK = "ok"
 #: codes a loser may answer; never 17/18 (unavailable / internal) or a non-spec error
@@ -63,17 +63,7 @@ def dir_servers(root: str, count: int = 2, threads: int = 8):
             urls.append(f"http://127.0.0.1:{port}")
         deadline = time.monotonic() + 180  # cold starts import pylance: slow on a busy machine
         for proc, url in zip(procs, urls):
-            while True:
-                if proc.poll() is not None:
-                    raise RuntimeError(f"server exited: {proc.stderr.read()}")
-                try:
-                    if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if time.monotonic() > deadline:
-                    raise RuntimeError("server did not start")
-                time.sleep(0.2)
+            wait_healthy(proc, url, timeout=deadline - time.monotonic())
         yield urls
     finally:
         for proc in procs:  # by PID: only the processes started here

@@ -25,6 +25,7 @@ from lance_namespace import LanceNamespace, ListNamespacesResponse
 
 import lance_ns
 from lance_ns.server import run_server_in_thread
+from tests.servers.process import wait_healthy
 
 ARROW = {"content-type": "application/vnd.apache.arrow.stream"}
 BODY_LIMIT = 1 << 20
@@ -446,14 +447,7 @@ def test_both_entry_points_log_each_request(tmp_path, entry):
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/health").status_code == 200:
-                    break
-            except httpx.TransportError:
-                assert proc.poll() is None and time.monotonic() < deadline, "server did not start"
-                time.sleep(0.2)
+        wait_healthy(proc, url)
         assert httpx.get(f"{url}/v1/namespace/$/list").status_code == 200
         assert httpx.post(f"{url}/v1/namespace/a/describe", json={}).status_code == 404
     finally:

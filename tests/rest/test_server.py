@@ -16,6 +16,7 @@ from lance_namespace import LanceNamespace, ListNamespacesResponse
 from lance_ns.server import ROUTES, openapi_document, run_server_in_thread
 
 from tests.conformance.backends.rest import data_backend
+from tests.servers.process import wait_healthy
 
 from .conftest import arrow_stream, sample
 
@@ -286,14 +287,7 @@ def test_module_entry_point_serves_with_token_from_env(tmp_path):
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/health").status_code == 200:
-                    break
-            except httpx.TransportError:
-                assert proc.poll() is None and time.monotonic() < deadline, "server did not start"
-                time.sleep(0.2)
+        wait_healthy(proc, url)
         assert httpx.get(f"{url}/v1/namespace/$/list").status_code == 401
         ok = httpx.get(f"{url}/v1/namespace/$/list", headers={"Authorization": "Bearer from-env"})
         assert ok.status_code == 200 and ok.json()["namespaces"] == []
