@@ -32,14 +32,16 @@ class Result:
         return json.loads(self.out)
 
 
+def run_cli(*argv: str) -> Result:
+    """``lance-ns ARGS`` in-process: exit code, stdout and stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    rc = main([str(a) for a in argv], stdout=out, stderr=err)
+    return Result(rc, out.getvalue(), err.getvalue())
+
+
 @pytest.fixture
 def cli():
-    def run(*argv: str) -> Result:
-        out, err = io.StringIO(), io.StringIO()
-        rc = main([str(a) for a in argv], stdout=out, stderr=err)
-        return Result(rc, out.getvalue(), err.getvalue())
-
-    return run
+    return run_cli
 
 
 @pytest.fixture

@@ -4,19 +4,18 @@ subprocess on a free port), and the ``lance-ns`` CLI in-process."""
 from __future__ import annotations
 
 import contextlib
-import io
-import json
 import os
 import socket
 import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-import httpx
 import pytest
+
+from tests.cli.conftest import run_cli
+from tests.servers.process import wait_healthy
 
 LANCE_NS = str(Path(sys.executable).with_name("lance-ns"))
 
@@ -57,45 +56,17 @@ def lance_ns_serve(args: list[str], *, env: dict | None = None, scheme: str = "h
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     served = Served(f"{scheme}://127.0.0.1:{port}", proc)
     try:
-        deadline = time.monotonic() + startup  # a cold start imports pylance: slow on a busy machine
-        while True:
-            if proc.poll() is not None:
-                raise AssertionError(f"lance-ns serve exited: {served.stop()}")
-            try:
-                if httpx.get(f"{served.url}/health", timeout=2, verify=verify).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "lance-ns serve did not start"
-            time.sleep(0.2)
+        wait_healthy(proc, served.url, startup, verify)  # a cold start imports pylance: slow on a busy machine
         yield served
     finally:
         served.stop()
 
 
-@dataclass
-class Result:
-    rc: int
-    out: str
-    err: str
-
-    def json(self):
-        return json.loads(self.out)
-
-
 @pytest.fixture
 def cli(monkeypatch, tmp_path):
     """``lance-ns ARGS`` in-process, with no LANCE_NS_* variable or config file leaking in."""
-    from lance_ns.cli import main
-
     for key in list(os.environ):
         if key.startswith("LANCE_NS"):
             monkeypatch.delenv(key)
     monkeypatch.setenv("LANCE_NS_CONFIG", str(tmp_path / "absent-config.toml"))
-
-    def run(*argv: str) -> Result:
-        out, err = io.StringIO(), io.StringIO()
-        rc = main([str(a) for a in argv], stdout=out, stderr=err)
-        return Result(rc, out.getvalue(), err.getvalue())
-
-    return run
+    return run_cli

@@ -8,7 +8,7 @@ import time
 import httpx
 
 
-def wait_healthy(proc: subprocess.Popen, url: str, timeout: float = 60.0) -> None:
+def wait_healthy(proc: subprocess.Popen, url: str, timeout: float = 60.0, verify=True) -> None:
     """Poll ``url``/health until it answers 200; raise if ``proc`` exits or time runs out."""
     deadline = time.monotonic() + timeout
     while True:
@@ -16,7 +16,7 @@ def wait_healthy(proc: subprocess.Popen, url: str, timeout: float = 60.0) -> Non
             output = proc.stderr or proc.stdout
             raise RuntimeError(f"server exited: {output.read() if output else proc.returncode}")
         try:
-            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+            if httpx.get(f"{url}/health", timeout=2, verify=verify).status_code == 200:
                 return
         except httpx.HTTPError:
             pass
