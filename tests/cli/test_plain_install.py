@@ -5,44 +5,27 @@ answers with one line naming the ``pip install`` to run."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-import venv
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.packaging.install import fresh_venv, installed, run
 
 
-def _run(args, env=None, timeout=600, check=True):
-    done = subprocess.run(args, capture_output=True, text=True, env=env, timeout=timeout)
-    if check:
-        assert done.returncode == 0, (args, done.stdout[-3000:], done.stderr[-3000:])
-    return done
-
-
-@pytest.mark.slow  # builds a venv and installs pylance, pyarrow, pydantic, click, rich from pip's cache: ~2-4 min
-def test_plain_install(tmp_path):
-    wheels = tmp_path / "wheels"
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(REPO)])
-    (wheel,) = wheels.glob("lance_ns-*.whl")
-    env_dir = tmp_path / "venv"
-    venv.create(env_dir, with_pip=True, system_site_packages=False)
-    bin_dir = env_dir / "bin"
-    _run([str(bin_dir / "python"), "-m", "pip", "install", "-q", str(wheel)])
-    installed = _run([str(bin_dir / "python"), "-m", "pip", "list", "--format=freeze"]).stdout.lower()
+@pytest.mark.slow  # a venv with the wheel and its core dependencies (uv, from its cache: seconds)
+def test_plain_install(lance_ns_wheel, tmp_path):
+    bin_dir = fresh_venv(tmp_path / "venv", str(lance_ns_wheel))
+    packages = installed(bin_dir)
     for absent in ("starlette", "uvicorn", "httpx", "boto3", "pymetastore", "pyiceberg", "pyspark"):
-        assert f"{absent}==" not in installed, absent  # really no extra
+        assert f"{absent}==" not in packages, absent  # really no extra
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("LANCE_NS") and k != "PYTHONPATH"}
     env["LANCE_NS_CONFIG"] = str(tmp_path / "none.toml")
     lance_ns = str(bin_dir / "lance-ns")
 
     def cli(*argv, ok=True):
-        return _run([lance_ns, *map(str, argv)], env=env, timeout=300, check=ok)
+        return run([lance_ns, *map(str, argv)], env=env, timeout=300, check=ok)
 
     assert "Usage: lance-ns" in cli("--help").stdout
     assert cli("--version").stdout.startswith("lance-ns ")

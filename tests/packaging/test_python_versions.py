@@ -1,9 +1,8 @@
 """Every claimed Python works: the package (built as a wheel, as pip would) is installed into a
 fresh venv of the oldest and of the newest claimed interpreter present on this machine, which
 runs a round trip (tests/packaging/roundtrip.py).  The claimed versions are the pyproject's
-``Programming Language :: Python :: 3.X`` classifiers.  Installs use pip's cache (and this
-environment's pip, ``pip --python``), so after the first run this takes under a minute per
-interpreter."""
+``Programming Language :: Python :: 3.X`` classifiers.  Installs go through ``uv`` and its
+cache (tests/packaging/install.py): seconds per interpreter after the first run."""
 
 from __future__ import annotations
 
@@ -16,6 +15,8 @@ from functools import lru_cache
 from pathlib import Path
 
 import pytest
+
+from .install import clean_env, fresh_venv
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -56,25 +57,8 @@ def interpreter(version: tuple[int, int]) -> str | None:
     return None
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    """The package built into a wheel from a copy of the sources (the build leaves no trace in the repo)."""
-    src = tmp_path_factory.mktemp("source")
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(REPO / name, src / name)
-    shutil.copytree(REPO / "src", src / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-    dist = tmp_path_factory.mktemp("dist")
-    done = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--disable-pip-version-check", "-w", str(dist), str(src)],
-        capture_output=True, text=True, timeout=600,
-    )
-    assert done.returncode == 0, done.stderr
-    (built,) = dist.glob("lance_ns-*.whl")
-    return built
-
-
 @pytest.mark.parametrize("which", ["oldest", "newest"])
-def test_installs_and_round_trips_on_claimed_python(which, wheel, tmp_path):
+def test_installs_and_round_trips_on_claimed_python(which, lance_ns_wheel, tmp_path):
     claimed = claimed_versions()
     present = [v for v in claimed if interpreter(v)]
     label = ", ".join("%d.%d" % v for v in claimed)
@@ -88,16 +72,8 @@ def test_installs_and_round_trips_on_claimed_python(which, wheel, tmp_path):
         print("claimed but absent here:", ", ".join("%d.%d" % v for v in absent))
 
     venv = tmp_path / "venv"
-    # no pip inside the venv (ensurepip costs ~15 s): this pip installs into it (--python)
-    subprocess.run([interpreter(version), "-m", "venv", "--without-pip", str(venv)], check=True, timeout=300)
-    python = str(venv / "bin" / "python")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
-    install = subprocess.run(
-        [sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-compile",
-         "--disable-pip-version-check", f"{wheel}[server,rest]"],
-        capture_output=True, text=True, timeout=900, env=env,
-    )
-    assert install.returncode == 0, install.stdout + install.stderr
+    python = str(fresh_venv(venv, f"{lance_ns_wheel}[server,rest]", interpreter(version)) / "python")
+    env = clean_env()
 
     work = tmp_path / "work"
     work.mkdir()
