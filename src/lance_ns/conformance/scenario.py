@@ -598,6 +598,9 @@ def _scenario() -> list[Check]:
             needs=frozenset({"http"}),
         ),
     ]
+    from .checks_data import data_checks  # here, not above: it reuses this module's verifiers
+
+    checks += data_checks()
     return checks
 
 
