@@ -115,6 +115,31 @@ def _duration(text: str) -> timedelta:
     return timedelta(seconds=sum(float(n) * _UNIT_SECONDS[u] for n, u in parts))
 
 
+def _full_text_query(fts):
+    """A QueryTable full-text query -> pylance's: a string, or a structured match or phrase query."""
+    if fts.string_query is not None:
+        sq = fts.string_query
+        return {"query": sq.query, "columns": sq.columns} if sq.columns else sq.query
+    query = fts.structured_query.query if fts.structured_query is not None else None
+    clause = query and (query.phrase or query.match)
+    if clause is None:
+        raise UnsupportedOperationError("only string, match and phrase full-text queries are supported")
+    if not clause.column:
+        raise UnsupportedOperationError("a structured full-text query needs its column here")
+    from lance.query import FullTextOperator, MatchQuery, PhraseQuery
+
+    if query.phrase is not None:
+        return PhraseQuery(clause.terms, clause.column, slop=clause.slop or 0)
+    options = {k: getattr(clause, k) for k in ("boost", "fuzziness", "max_expansions", "prefix_length")
+               if getattr(clause, k) is not None}
+    if clause.operator:
+        try:
+            options["operator"] = FullTextOperator(clause.operator.upper())
+        except ValueError:
+            raise InvalidInputError(f"unknown full-text operator {clause.operator!r}") from None
+    return MatchQuery(clause.terms, clause.column, **options)
+
+
 def _no_branch(request) -> None:
     if getattr(request, "branch", None):
         raise UnsupportedOperationError("branches are not supported by this namespace")
@@ -350,10 +375,7 @@ class TableDataOps(NamespaceBase):
         else:
             kwargs["limit"] = request.k or None
         if request.full_text_query is not None:
-            sq = request.full_text_query.string_query
-            if sq is None:
-                raise UnsupportedOperationError("only string full-text queries are supported")
-            kwargs["full_text_query"] = {"query": sq.query, "columns": sq.columns} if sq.columns else sq.query
+            kwargs["full_text_query"] = _full_text_query(request.full_text_query)
         with tables.translated(location):
             result = ds.to_table(**{k: v for k, v in kwargs.items() if v is not None})
         return QueryTableResponse(data=tables.table_to_ipc_file(result))
