@@ -25,7 +25,7 @@ import json
 from typing import Any
 
 from .model import NS, Call, Check, Fn
-from .scenario import _all, _field, _same_location  # defined before the scenario imports this module
+from .scenario import _all, _field, _props_include, _same_location  # defined before the scenario imports this module
 
 N_ROWS = 32
 
@@ -164,6 +164,23 @@ def _values(rows: dict[int, int]):
 def _kind(text: str | None) -> str:
     """``IVF_PQ``, ``BTree``, ``LabelList``... compared without case or underscores."""
     return (text or "").replace("_", "").lower()
+
+
+def _alike(name: str, want: str):
+    """A type or metric name, compared without case or underscores (IVF_PQ ~ IvfPq, l2 ~ L2)."""
+
+    def verify(resp: dict, vars: dict) -> str | None:
+        return None if _kind(resp.get(name)) == _kind(want) else f"{name} is {resp.get(name)!r}, expected {want}"
+
+    return verify
+
+
+def _unlisted(name: str):
+    def verify(resp: dict, vars: dict) -> str | None:
+        listed = any(i.get("index_name") == name for i in resp.get("indexes") or [])
+        return f"index {name!r} is listed" if listed else None
+
+    return verify
 
 
 def _leaves(node: Any, key: str = ""):
@@ -356,8 +373,7 @@ def data_checks() -> list[Check]:
             Call("CreateTable", {"id": _id("ix"), "mode": "Create", "properties": {"suite": "data"},
                                  "storage_options": {"allow_http": "true"}}, data=indexed_rows(),
                  verify=_field("version", 1)),
-            Call("DescribeTable", {"id": _id("ix")}, verify=lambda r, v: None if (r.get("properties") or {}).get(
-                "suite") == "data" else f"properties {r.get('properties')!r} lack suite=data"),
+            Call("DescribeTable", {"id": _id("ix")}, verify=_props_include({"suite": "data"})),
             Call("QueryTable", _query("ix", columns={"column_names": ["id"]}), verify=_num_rows(N_ROWS)),
             after="table.create",
         ),
@@ -412,9 +428,7 @@ def data_checks() -> list[Check]:
             Call("QueryTable", _query("ix", _Q, k=2, vector_column="vec2", ef=8, columns={"column_names": ["id"]}),
                  verify=_ids(31, 30)),
             Call("DropTableIndex", {"id": _id("ix"), "index_name": "vec2_hnsw"}),
-            Call("ListTableIndices", {"id": _id("ix")},
-                 verify=lambda r, v: "vec2_hnsw still listed" if any(
-                     i.get("index_name") == "vec2_hnsw" for i in r.get("indexes") or []) else None),
+            Call("ListTableIndices", {"id": _id("ix")}, verify=_unlisted("vec2_hnsw")),
             Call("DropTableIndex", {"id": _id("ix"), "index_name": "vec2_hnsw"}, expect=6),
             after="data.index.ivf_pq",
         ),
@@ -428,8 +442,7 @@ def data_checks() -> list[Check]:
             Call("ListTableIndices", {"id": _id("ix")},
                  verify=_index("vec2_flat", "vec2", "IVF_FLAT", distance_type="cosine", target_partition_size=8)),
             Call("DescribeTableIndexStats", {"id": _id("ix"), "index_name": "vec2_flat"},
-                 verify=lambda r, v: None if (r.get("distance_type") or "").lower() == "cosine"
-                 else f"distance_type {r.get('distance_type')!r}, expected cosine"),
+                 verify=_alike("distance_type", "cosine")),
         ),
         _data(
             "data.index.scalar",
@@ -453,9 +466,7 @@ def data_checks() -> list[Check]:
             "nothing created",
             Call("CreateTableScalarIndex", {"id": _id("ix"), "column": "vec", "index_type": "IVF_PQ",
                                             "name": "vec_scalar", **_VECTOR_OPTIONS}, expect=13),
-            Call("ListTableIndices", {"id": _id("ix")},
-                 verify=lambda r, v: "vec_scalar was created" if any(
-                     i.get("index_name") == "vec_scalar" for i in r.get("indexes") or []) else None),
+            Call("ListTableIndices", {"id": _id("ix")}, verify=_unlisted("vec_scalar")),
         ),
         _data(
             "data.index.fts",
@@ -504,8 +515,7 @@ def data_checks() -> list[Check]:
             "the IVF_PQ index's type, distance type and 32 indexed rows; the index at a version before it "
             "existed, or a missing index -> code 6 TableIndexNotFound",
             Call("DescribeTableIndexStats", {"id": _id("ix"), "index_name": "vec_pq"},
-                 verify=_all(lambda r, v: None if _kind(r.get("index_type")) == "ivfpq" else f"index_type {r.get('index_type')!r}",
-                             lambda r, v: None if (r.get("distance_type") or "").lower() == "l2" else f"distance_type {r.get('distance_type')!r}",
+                 verify=_all(_alike("index_type", "IVF_PQ"), _alike("distance_type", "l2"),
                              _field("num_indexed_rows", N_ROWS))),
             Call("DescribeTableIndexStats", {"id": _id("ix"), "index_name": "vec_pq", "version": 1}, expect=6),
             Call("DescribeTableIndexStats", {"id": _id("ix"), "index_name": "no_such_index"}, expect=6),
