@@ -11,6 +11,10 @@ normalisation (dicts from pylance -> models); put it first:
 
 from __future__ import annotations
 
+import json
+import re
+from datetime import timedelta
+
 from lance_namespace import (
     CountTableRowsResponse,
     CreateTableIndexResponse,
@@ -60,6 +64,20 @@ _VECTOR_INDEXES = {"IVF_FLAT", "IVF_PQ", "IVF_SQ", "IVF_HNSW_PQ", "IVF_HNSW_SQ",
 _SCALAR_INDEXES = {"BTREE", "BITMAP", "LABEL_LIST", "INVERTED", "FTS", "NGRAM", "ZONEMAP", "BLOOMFILTER"}
 
 
+#: CreateTableIndex request field -> pylance's create_index keyword (every build parameter is passed on)
+_VECTOR_PARAMS = {"num_partitions": "num_partitions", "num_sub_vectors": "num_sub_vectors", "num_bits": "num_bits",
+                  "sample_rate": "sample_rate", "max_iterations": "max_iters",
+                  "target_partition_size": "target_partition_size", "m": "m", "ef_construction": "ef_construction"}
+#: the full-text (INVERTED) index options, named alike in the request and in pylance
+_FTS_PARAMS = {k: k for k in ("with_position", "base_tokenizer", "language", "max_token_length", "lower_case", "stem",
+                              "remove_stop_words", "ascii_folding")}
+
+
+def _given(request, names: dict[str, str]) -> dict:
+    """The request's options that were given, under pylance's keywords."""
+    return {kw: getattr(request, f) for f, kw in names.items() if getattr(request, f, None) is not None}
+
+
 class _Taken(Exception):
     """Another writer committed the table's first version before us."""
 
@@ -83,6 +101,43 @@ def _withdraw_first_version(location: str, opts: dict, fragments) -> None:
     for name in _FIRST_MANIFESTS:
         tables.delete_location(storage.join(location, "_versions", name), opts)
     _remove_data_files(location, opts, fragments)
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
+
+
+def _duration(text: str) -> timedelta:
+    """A duration as the spec writes it ("30s", "5m", "1h30m", "500ms")."""
+    parts = _DURATION.findall(text.strip())
+    if not parts or "".join(n + u for n, u in parts) != text.strip():
+        raise InvalidInputError(f"timeout {text!r} is not a duration such as '30s' or '5m'")
+    return timedelta(seconds=sum(float(n) * _UNIT_SECONDS[u] for n, u in parts))
+
+
+def _full_text_query(fts):
+    """A QueryTable full-text query -> pylance's: a string, or a structured match or phrase query."""
+    if fts.string_query is not None:
+        sq = fts.string_query
+        return {"query": sq.query, "columns": sq.columns} if sq.columns else sq.query
+    query = fts.structured_query.query if fts.structured_query is not None else None
+    clause = query and (query.phrase or query.match)
+    if clause is None:
+        raise UnsupportedOperationError("only string, match and phrase full-text queries are supported")
+    if not clause.column:
+        raise UnsupportedOperationError("a structured full-text query needs its column here")
+    from lance.query import FullTextOperator, MatchQuery, PhraseQuery
+
+    if query.phrase is not None:
+        return PhraseQuery(clause.terms, clause.column, slop=clause.slop or 0)
+    options = {k: getattr(clause, k) for k in ("boost", "fuzziness", "max_expansions", "prefix_length")
+               if getattr(clause, k) is not None}
+    if clause.operator:
+        try:
+            options["operator"] = FullTextOperator(clause.operator.upper())
+        except ValueError:
+            raise InvalidInputError(f"unknown full-text operator {clause.operator!r}") from None
+    return MatchQuery(clause.terms, clause.column, **options)
 
 
 def _no_branch(request) -> None:
@@ -169,19 +224,20 @@ class TableDataOps(NamespaceBase):
         mode = WriteMode.parse(request.mode, WriteMode.CREATE)
         if mode is WriteMode.APPEND:
             raise InvalidInputError("CreateTable mode must be Create, ExistOk or Overwrite")
+        overrides = request.storage_options or {}  # the spec: passed to Lance for this create's writes
         existing, declared_here = self._existing(request.id), False
         if existing is None:
             try:
                 declared = self.declare_table(DeclareTableRequest(id=request.id, properties=request.properties))
                 declared_here = True
                 location = declared.location
-                opts = {**self.storage_options, **(declared.storage_options or {})}
+                opts = {**self.storage_options, **(declared.storage_options or {}), **overrides}
             except TableAlreadyExistsError:  # another client declared it since we looked
                 existing = self._existing(request.id)
                 if existing is None:
                     raise
         if existing is not None:
-            location, opts = existing.location, {**self.storage_options, **(existing.storage_options or {})}
+            location, opts = existing.location, {**self.storage_options, **(existing.storage_options or {}), **overrides}
             if not existing.is_only_declared:
                 return self._create_over_existing(mode, request.id, data, location, opts)
         try:
@@ -240,6 +296,8 @@ class TableDataOps(NamespaceBase):
 
     def merge_insert_into_table(self, request, request_data: bytes):
         data = tables.ipc_to_table(request_data, self.limits.max_decoded_bytes)
+        if request.timeout:
+            _duration(request.timeout)  # refused before anything is written
         if not request.on:
             raise InvalidInputError("MergeInsertIntoTable needs 'on' columns")
         ds, location = self._dataset(request)
@@ -255,6 +313,8 @@ class TableDataOps(NamespaceBase):
                 )
             if request.use_index is not None:
                 builder = builder.use_index(request.use_index)
+            if request.timeout:
+                builder = builder.retry_timeout(_duration(request.timeout))
             stats = builder.execute(data)
         return MergeInsertIntoTableResponse(
             num_updated_rows=int(stats.get("num_updated_rows", 0)),
@@ -266,6 +326,8 @@ class TableDataOps(NamespaceBase):
     def update_table(self, request):
         if not request.updates:
             raise InvalidInputError("UpdateTable needs at least one [column, expression] pair")
+        if request.properties:  # refused before any row changes, never silently dropped
+            raise UnsupportedOperationError("UpdateTable cannot store table properties in this namespace")
         ds, location = self._dataset(request)
         with tables.translated(location):
             result = ds.update({col: expr for col, expr in request.updates}, where=request.predicate or None)
@@ -307,14 +369,13 @@ class TableDataOps(NamespaceBase):
                     nearest[dst] = value
             if request.bypass_vector_index:
                 nearest["use_index"] = False
+            if request.lower_bound is not None or request.upper_bound is not None:
+                nearest["distance_range"] = (request.lower_bound, request.upper_bound)
             kwargs["nearest"] = nearest
         else:
             kwargs["limit"] = request.k or None
         if request.full_text_query is not None:
-            sq = request.full_text_query.string_query
-            if sq is None:
-                raise UnsupportedOperationError("only string full-text queries are supported")
-            kwargs["full_text_query"] = {"query": sq.query, "columns": sq.columns} if sq.columns else sq.query
+            kwargs["full_text_query"] = _full_text_query(request.full_text_query)
         with tables.translated(location):
             result = ds.to_table(**{k: v for k, v in kwargs.items() if v is not None})
         return QueryTableResponse(data=tables.table_to_ipc_file(result))
@@ -347,10 +408,10 @@ class TableDataOps(NamespaceBase):
             raise TableIndexAlreadyExistsError(f"index {name!r} already exists")
         with tables.translated(location):
             if kind in _SCALAR_INDEXES or kind == "SCALAR":
-                ds.create_scalar_index(request.column, "BTREE" if kind == "SCALAR" else kind, name=name)
+                params = _given(request, _FTS_PARAMS) if kind in ("INVERTED", "FTS") else {}
+                ds.create_scalar_index(request.column, "BTREE" if kind == "SCALAR" else kind, name=name, **params)
             elif kind in _VECTOR_INDEXES and not scalar_only:
-                params = {k: getattr(request, k) for k in ("num_partitions", "num_sub_vectors", "target_partition_size")
-                          if getattr(request, k, None) is not None}
+                params = _given(request, _VECTOR_PARAMS)
                 if request.distance_type:
                     params["metric"] = request.distance_type
                 ds.create_index(request.column, kind, name=name, **params)
@@ -379,6 +440,7 @@ class TableDataOps(NamespaceBase):
                     num_indexed_rows=int(d.num_rows_indexed),
                     size_bytes=int(d.total_size_bytes or 0),
                     num_segments=len(d.segments) if hasattr(d, "segments") else None,
+                    index_details=json.dumps(d.details, default=str) if getattr(d, "details", None) else None,
                 )
             )
         return ListTableIndicesResponse(indexes=out, page_token=token)

@@ -31,6 +31,7 @@ class Call:
     save: Mapping[str, str] = field(default_factory=dict)  # var name -> response field
     arrow: bool = False  # send a small valid Arrow IPC stream as the body (CreateTable)
     raw: bool = False  # REST targets: names are sent as given (this client validates nothing anyway)
+    data: bytes | None = None  # an Arrow IPC stream to send as the body (InsertIntoTable, MergeInsertIntoTable...)
 
     def fields(self) -> set[str]:
         return {f"{self.op}.{k}" for k in self.request}
@@ -57,9 +58,10 @@ class Fn:
     """A predicate over the run: ``fn(run) -> problem message or None``."""
 
     fn: Callable[[Any], str | None]
+    exercises: tuple[str, ...] = ()  # "Operation.field" the function's own calls send
 
     def fields(self) -> set[str]:
-        return set()
+        return set(self.exercises)
 
 
 @dataclass(frozen=True)

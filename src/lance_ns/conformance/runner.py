@@ -68,6 +68,8 @@ class Run:
         model = op.request.model_validate(req) if raw else coerce_request(req, op.request)
         fn = getattr(self.target.client, op.method)
         result = fn(model, data if data is not None else b"") if op.has_data else fn(model)
+        if isinstance(getattr(result, "data", None), bytes):  # QueryTable's Arrow IPC file, as over REST
+            return {"value": result.data}
         if hasattr(result, "model_dump"):
             return result.model_dump(mode="json", by_alias=True, exclude_none=True)
         return result if isinstance(result, dict) else {"value": result}
@@ -130,7 +132,7 @@ class Run:
             self._http_step(step)
             return
         try:
-            resp = self.create_data_table(step) if step.arrow else self.call(step.op, step.request, raw=step.raw)
+            resp = self.create_data_table(step) if step.arrow else self.call(step.op, step.request, step.data, step.raw)
         except LanceNamespaceError as e:
             code = int(e.code)
             if step.expect is not None and code in _codes(step.expect):

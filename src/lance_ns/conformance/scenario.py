@@ -181,11 +181,9 @@ def _paging_checks(kind: str, op: str, field_name: str, create_op: str, containe
 def arrow_stream() -> bytes:
     import pyarrow as pa
 
-    table = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "name": ["a", "b", "c"]})
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
-    return sink.getvalue().to_pybytes()
+    from ..tables import table_to_ipc_stream
+
+    return table_to_ipc_stream(pa.table({"id": pa.array([1, 2, 3], pa.int64()), "name": ["a", "b", "c"]}))
 
 
 def _error_bodies(run: "Any") -> str | None:
@@ -598,6 +596,9 @@ def _scenario() -> list[Check]:
             needs=frozenset({"http"}),
         ),
     ]
+    from .checks_data import data_checks  # here, not above: it reuses this module's verifiers
+
+    checks += data_checks()
     return checks
 
 

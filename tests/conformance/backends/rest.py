@@ -132,6 +132,20 @@ PYLANCE_SERVER_DEPARTURES = {
     "scenario:http.empty_component": "an id with an empty component answers 404 code 1, not 400 code 13",
     "scenario:namespace.drop.cascade": "DropNamespace ignores behavior Cascade: 409 NamespaceNotEmpty",
     "scenario:table.tags": "DescribeTable ignores tag: version None",
+    "scenario:data.index.ivf_pq.options": "CreateTableIndex ignores num_sub_vectors, num_bits, sample_rate, max_iterations "
+    "(the index is built with 16 sub-vectors, 8 bits)",
+    "scenario:data.index.stats": "DescribeTableIndexStats answers index_type 'N/A' for an IVF_PQ index",
+    "scenario:data.index.invalid": "CreateTableIndex accepts num_sub_vectors=3 for 4-dimensional vectors (it ignores it)",
+    "scenario:data.query.vector": "QueryTable accepts minimum_nprobes > maximum_nprobes",
+    "scenario:data.insert.append": "a fast_search vector query answers no rows (expected the 2 nearest indexed rows)",
+    "scenario:data.index.hnsw": "CreateTableIndex ignores m and ef_construction (built with 20 and 150)",
+    "scenario:data.index.ivf_flat": "CreateTableIndex ignores target_partition_size",
+    "scenario:data.query.fts.options": "a phrase query on an index without positions answers 500 code 18, not 400 code 13",
+    "scenario:data.update.properties": "UpdateTable accepts properties and drops them (DescribeTable shows none)",
+    "scenario:data.versions.paging": "ListTableVersions ignores limit: every version, no page_token",
+    "scenario:data.tags.paging": "ListTableTags ignores limit: every tag, no page_token",
+    "scenario:data.merge.bad_timeout": "MergeInsertIntoTable accepts a timeout that is no duration ('soon') and writes",
+    "scenario:data.declare.location": "DeclareTable refuses absolute locations, even one it returned itself",
 }
 
 #: where pylance 14.0.2's Python RestNamespace wrapper departs (the Rust client behind it is fine)
