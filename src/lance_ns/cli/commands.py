@@ -25,12 +25,14 @@ from lance_namespace import (
     DropNamespaceRequest,
     DropTableRequest,
     ListNamespacesRequest,
+    ListTableBranchesRequest,
     ListTablesRequest,
     ListTableTagsRequest,
     ListTableVersionsRequest,
     NamespaceExistsRequest,
     QueryTableRequest,
     RegisterTableRequest,
+    RenameTableRequest,
     RestoreTableRequest,
     TableExistsRequest,
 )
@@ -488,6 +490,48 @@ def table_drop(args, out: Output) -> int:
         out.emit({}, lambda: out.message(f"table {shown(parts, args)} does not exist"))
         return 0
     out.emit(data, lambda: out.message(f"dropped table {shown(parts, args)}"))
+    return 0
+
+
+def table_rename(args, out: Output) -> int:
+    ns = open_namespace(args, out)
+    parts = ident(args, table=True)
+    target = parse_id(args.to_namespace, args.delimiter) if args.to_namespace is not None else None
+    data = dump(ns.rename_table(RenameTableRequest(id=parts, new_table_name=args.new_name, new_namespace_id=target)))
+    new_parts = (parts[:-1] if target is None else target) + [args.new_name]
+    out.emit({**data, "id": new_parts}, lambda: out.message(
+        f"renamed table {shown(parts, args)} to {shown(new_parts, args)} (its data stays where it is)"))
+    return 0
+
+
+def table_list_all(args, out: Output) -> int:
+    ns = open_namespace(args, out)
+    parts = ident(args)
+    ids, token = listing(ns.list_all_tables, ListTablesRequest, "tables", args, id=parts or None)
+
+    def human():
+        out.table(("id",), [(i,) for i in ids])
+        _more(out, token)
+
+    out.emit({"tables": ids, "page_token": token}, human)
+    return 0
+
+
+def table_branches(args, out: Output) -> int:
+    ns = open_namespace(args, out)
+    parts = ident(args, table=True)
+    branches: dict = {}
+    token, seen = None, set()
+    while True:  # every page (a dict per page, so not listing())
+        resp = ns.list_table_branches(ListTableBranchesRequest(id=parts, page_token=token))
+        branches.update({name: dump(b) for name, b in (resp.branches or {}).items()})
+        token = resp.page_token or None
+        if not token or token in seen:
+            break
+        seen.add(token)
+    out.emit({"branches": branches}, lambda: out.table(
+        ("branch", "parent branch", "parent version"),
+        [(k, branches[k].get("parentBranch"), branches[k].get("parentVersion")) for k in sorted(branches)]))
     return 0
 
 
