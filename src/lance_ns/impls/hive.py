@@ -444,16 +444,17 @@ class _HiveBase(CatalogNamespace):
         renamed = hms.Table(**{**vars(old), "tableName": new_name, "dbName": new_ns[-1]})
         try:
             self._call("alter_table", self._db_name(ns), table.name, renamed)
-        except hms.InvalidOperationException as e:
-            if "already exists" in _message(e):
+        except (hms.InvalidOperationException, hms.InvalidObjectException, hms.MetaException) as e:
+            # HMS 2.3 checks and updates in separate steps: a rename racing another one
+            # fails with either exception type, saying what it lost to
+            text = _message(e).lower()
+            if "already exists" in text:
                 raise TableAlreadyExistsError(f"table {to_string(new_ns + [new_name])!r} already exists") from None
-            if "doesn't exist" in _message(e) or "does not exist" in _message(e):
-                raise TableNotFoundError(f"table {to_string(ns + [table.name])!r} was renamed or dropped concurrently") from None
-            raise
-        except hms.MetaException:
-            # HMS 2.3 checks and updates in separate steps: a racing rename into the
-            # same name fails at the metastore's unique key; report who won
-            winner = self._get_table(new_ns, new_name)
+            if "doesn't exist" in text or "does not exist" in text or "not found" in text:
+                raise ConcurrentModificationError(
+                    f"table {to_string(ns + [table.name])!r} was renamed or dropped concurrently"
+                ) from None
+            winner = self._get_table(new_ns, new_name)  # e.g. the metastore's unique key refused it
             if winner is not None and winner.location != table.location:
                 raise TableAlreadyExistsError(f"table {to_string(new_ns + [new_name])!r} already exists") from None
             raise
