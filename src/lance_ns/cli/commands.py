@@ -97,6 +97,19 @@ def listing(call: Callable, make, field: str, args: Any, **fields) -> tuple[list
         seen.add(token)
 
 
+def every_entry(call: Callable, make, field: str, **fields) -> dict:
+    """Every entry of a listing that answers a map per page (tags, branches), merged."""
+    entries: dict = {}
+    token, seen = None, set()
+    while True:
+        resp = call(make(page_token=token, **fields))
+        entries.update({name: dump(v) for name, v in (getattr(resp, field) or {}).items()})
+        token = resp.page_token or None
+        if not token or token in seen:  # a repeated token would loop forever
+            return entries
+        seen.add(token)
+
+
 def _more(out: Output, token: str | None) -> None:
     if token:
         out.message(f"more: --page-token {token}")
@@ -371,15 +384,7 @@ def table_restore(args, out: Output) -> int:
 def tags_list(args, out: Output) -> int:
     ns = open_namespace(args, out)
     parts = ident(args, table=True)
-    tags: dict = {}
-    token, seen = None, set()
-    while True:
-        resp = ns.list_table_tags(ListTableTagsRequest(id=parts, page_token=token))
-        tags.update({name: dump(t) for name, t in (resp.tags or {}).items()})
-        token = resp.page_token or None
-        if not token or token in seen:
-            break
-        seen.add(token)
+    tags = every_entry(ns.list_table_tags, ListTableTagsRequest, "tags", id=parts)
     out.emit({"tags": tags}, lambda: out.table(("tag", "version"), [(k, tags[k].get("version")) for k in sorted(tags)]))
     return 0
 
@@ -520,15 +525,7 @@ def table_list_all(args, out: Output) -> int:
 def table_branches(args, out: Output) -> int:
     ns = open_namespace(args, out)
     parts = ident(args, table=True)
-    branches: dict = {}
-    token, seen = None, set()
-    while True:  # every page (a dict per page, so not listing())
-        resp = ns.list_table_branches(ListTableBranchesRequest(id=parts, page_token=token))
-        branches.update({name: dump(b) for name, b in (resp.branches or {}).items()})
-        token = resp.page_token or None
-        if not token or token in seen:
-            break
-        seen.add(token)
+    branches = every_entry(ns.list_table_branches, ListTableBranchesRequest, "branches", id=parts)
     out.emit({"branches": branches}, lambda: out.table(
         ("branch", "parent branch", "parent version"),
         [(k, branches[k].get("parentBranch"), branches[k].get("parentVersion")) for k in sorted(branches)]))
