@@ -12,7 +12,10 @@ Tables are ``EXTERNAL_TABLE`` objects with parameters ``EXTERNAL=TRUE`` (without
 it HMS stores a MANAGED_TABLE, whose drop deletes the data) and
 ``table_type=lance``; the location is the storage descriptor's.  Tables and
 databases are always dropped with ``deleteData=false``: data removal is ours
-(DropTable) and never the metastore's.
+(DropTable) and never the metastore's.  Lance tables the upstream
+implementations (lance-namespace-impls) made are ``MANAGED_TABLE`` with
+``table_type=lance``: listed, described and renamed like ours; their data is
+deleted only on an explicit purge (see ``deletes_data_of``).
 
 Names: HMS lowercases database, table and catalog names on write and lookup,
 so ``Events`` would be stored and listed as ``events``.  Rather than answer
