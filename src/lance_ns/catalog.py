@@ -43,7 +43,8 @@ The rules written once here, for every backend (the directory namespace too):
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+import logging
+from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 from lance_namespace import (
@@ -58,6 +59,7 @@ from lance_namespace import (
     ListTablesResponse,
     NamespaceExistsResponse,
     RegisterTableResponse,
+    RenameTableResponse,
     TableExistsResponse,
 )
 
@@ -65,6 +67,7 @@ from . import storage
 from .base import NamespaceBase, is_name_too_long
 from .dataops import TableDataOps
 from .errors import (
+    ConcurrentModificationError,
     InternalError,
     InvalidInputError,
     LanceNamespaceError,
@@ -79,7 +82,11 @@ from .identifiers import split_table_id, to_string, validate_id
 from .modes import CreateMode, DropBehavior, DropMode, RegisterMode
 from .paging import page_of_sorted, paginate
 
+log = logging.getLogger(__name__)
+
 TABLE_TYPE_KEY = "table_type"
+#: joins the string ids ListAllTables answers (the REST protocol's default delimiter)
+ALL_TABLES_DELIMITER = "$"
 LANCE = "lance"
 #: the request ``context`` key asking DropTable / DropNamespace to delete the
 #: data of tables at locations the namespace does not own (registered ones)
@@ -384,14 +391,16 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
     def list_tables(self, request):
         ns = validate_id(request.id)
         self._require_namespace(ns)
-        if not self._holds_tables(ns):
-            names: list[str] = []
-        elif request.include_declared is False:
-            names = sorted(t.name for t in self._list_tables(ns) if self.is_lance(t) and self._has_data(t))
-        else:
-            names = self._lance_table_names(ns)
+        names = self._table_names(ns, request.include_declared) if self._holds_tables(ns) else []
         page, token = paginate(names, request.limit, request.page_token)
         return ListTablesResponse(tables=page, page_token=token)
+
+    def _table_names(self, ns: list[str], include_declared: bool | None) -> list[str]:
+        """Sorted names of the Lance tables of ``ns`` (with data only, when
+        ``include_declared`` is False)."""
+        if include_declared is False:
+            return sorted(t.name for t in self._list_tables(ns) if self.is_lance(t) and self._has_data(t))
+        return self._lance_table_names(ns)
 
     def _lance_table_names(self, ns: list[str]) -> list[str]:
         """Sorted, unique names of the Lance tables of ``ns`` (a backend may
@@ -488,6 +497,70 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
         ns, table = self._lance_table(request.id)
         self._drop_table_object(ns, table, purge_requested(request))
         return DropTableResponse(id=ns + [table.name], location=table.location, properties=table.properties)
+
+    # -- catalog state: RenameTable, ListAllTables -------------------------------------
+    @_translating
+    def rename_table(self, request):
+        """Rename (and, with ``new_namespace_id``, move) a table's catalog entry.
+
+        The data stays where it is; the renamed table's location is then no longer
+        the default location of its id, so, like a registered table, a later
+        DropTable keeps the data unless ``purge`` is asked (see :meth:`owns_location`).
+        """
+        ns, table = self._lance_table(request.id)
+        new_ns = ns if request.new_namespace_id is None else validate_id(request.new_namespace_id)
+        new_name = validate_id([request.new_table_name])[0]
+        if new_ns + [new_name] == ns + [table.name]:
+            raise InvalidInputError(f"table {to_string(ns + [new_name])!r} already has that name")
+        self._require_table_namespace(new_ns)
+        if self._get_table(new_ns, new_name) is not None:
+            raise TableAlreadyExistsError(f"table {to_string(new_ns + [new_name])!r} already exists")
+        self._rename_table(ns, table, new_ns, new_name)
+        return RenameTableResponse()
+
+    def _rename_table(self, ns: list[str], table: CatalogTable, new_ns: list[str], new_name: str) -> None:
+        """For catalogs without a rename call: create the new entry, then delete the
+        old one.  One winner: of racing renames into one name the create decides
+        (TableAlreadyExists); of racing renames of one table the delete does -- a
+        caller whose delete finds the old entry gone withdraws its new entry and
+        answers ConcurrentModification.  The create is also withdrawn when the
+        delete fails.  Not atomic for readers: for one round trip both ids exist."""
+        self._create_table(new_ns, replace(table, name=new_name))
+        try:
+            self._remove_entry(ns, table)
+        except Exception as e:
+            self._withdraw(new_ns, new_name)
+            mapped = e if isinstance(e, LanceNamespaceError) else self.translate_error(e)
+            if isinstance(mapped, TableNotFoundError):
+                raise ConcurrentModificationError(
+                    f"table {to_string(ns + [table.name])!r} was renamed or dropped concurrently"
+                ) from e
+            raise
+
+    def _withdraw(self, ns: list[str], name: str) -> None:
+        """Remove an entry this call just created (rollback)."""
+        try:
+            self._delete_table(ns, name)
+        except Exception:  # noqa: BLE001 - the original failure is what the caller must see
+            log.warning("could not withdraw table entry %s after a failed rename", to_string(ns + [name]))
+
+    @_translating
+    def list_all_tables(self, request):
+        """Every Lance table below ``id`` (default: the root), as string ids joined
+        by ``$`` (the REST protocol's delimiter, never part of a name in the
+        directory layout), sorted and paged like ListTables."""
+        start = validate_id(request.id or [])
+        self._require_namespace(start)
+        ids = sorted(to_string(t, ALL_TABLES_DELIMITER) for t in self._tables_below(start, request.include_declared))
+        page, token = paginate(ids, request.limit, request.page_token)
+        return ListTablesResponse(tables=page, page_token=token)
+
+    def _tables_below(self, ns: list[str], include_declared: bool | None) -> Iterable[list[str]]:
+        if self._holds_tables(ns):
+            yield from (ns + [n] for n in self._table_names(ns, include_declared))
+        if self.max_depth is None or len(ns) < self.max_depth:
+            for child in self._list_namespaces(ns):
+                yield from self._tables_below(ns + [child], include_declared)
 
     def _stored_properties(self, properties) -> dict[str, str]:
         props = dict(properties or {})

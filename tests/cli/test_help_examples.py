@@ -7,6 +7,7 @@ import click
 import pytest
 
 from lance_ns.cli.app import cli as root_group
+from lance_ns.impls.dir import DirectoryNamespace
 
 from .examples import EXAMPLE_LINE, World
 
@@ -31,7 +32,8 @@ def test_the_command_tree():
         ("namespace", n) for n in ("list", "describe", "create", "drop", "exists")
     } | {
         ("table", n) for n in ("list", "describe", "schema", "head", "create", "declare", "register", "register-many",
-                               "deregister", "drop", "exists", "versions", "restore")
+                               "deregister", "drop", "exists", "versions", "restore", "rename", "list-all",
+                               "branches")
     } | {("table", "tags", n) for n in ("list", "create", "delete")} | {
         ("config", "list"), ("config", "show"), ("serve",), ("check",), ("completion",)
     }
@@ -39,6 +41,8 @@ def test_the_command_tree():
 
 @pytest.mark.parametrize("path", HELP_WITH_EXAMPLES, ids=lambda p: " ".join(p) or "lance-ns")
 def test_help_examples_run_as_written(path, cli, tmp_path, monkeypatch):
+    if path == ("table", "branches") and "ListTableBranches" not in DirectoryNamespace.supported_operations():
+        pytest.skip("the directory namespace does not implement ListTableBranches yet: the example cannot run")
     helped = cli(*path, "--help")
     assert helped.rc == 0 and helped.err == ""
     lines = EXAMPLE_LINE.findall(helped.out)

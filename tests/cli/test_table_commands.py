@@ -4,7 +4,8 @@ import lance
 import pyarrow as pa
 import pytest
 
-from lance_ns.cli.app import EXIT_CONFLICT, EXIT_INVALID, EXIT_NOT_FOUND
+from lance_ns.cli.app import EXIT_CONFLICT, EXIT_INVALID, EXIT_NOT_FOUND, EXIT_UNSUPPORTED
+from lance_ns.impls.dir import DirectoryNamespace
 
 
 @pytest.fixture
@@ -96,3 +97,31 @@ def test_versions_with_pylance_directory_namespace(cli, tmp_path):
     assert [v["version"] for v in newest["versions"]] == [2]
     assert "manifest_path" in cli("table", "versions", "ev", *conn).out
     assert cli("table", "versions", "missing", *conn).rc == EXIT_NOT_FOUND
+
+
+def test_rename_list_all_and_branches(cli, db):
+    _write(cli("table", "declare", "db.events", "--json", *db).json()["location"])
+    assert cli("namespace", "create", "archive", *db).rc == 0
+    r = cli("table", "rename", "db.events", "events_2024", "--json", *db)
+    assert r.rc == 0, r.err
+    assert r.json()["id"] == ["db", "events_2024"]
+    assert cli("table", "exists", "db.events", *db).rc == EXIT_NOT_FOUND
+    r = cli("table", "rename", "db.events_2024", "old", "--to-namespace", "archive", *db)
+    assert r.rc == 0 and "archive.old" in r.out, r.err
+    assert cli("table", "head", "archive.old", *db).rc == 0  # the data came along
+    assert cli("table", "rename", "db.events", "x", *db).rc == EXIT_NOT_FOUND
+    cli("table", "declare", "archive.taken", *db)
+    assert cli("table", "rename", "archive.old", "taken", *db).rc == EXIT_CONFLICT
+    assert cli("table", "rename", "archive.old", "bad/name", *db).rc == EXIT_INVALID
+    # list-all: full ids of every namespace, paged
+    assert cli("table", "list-all", "--json", *db).json() == {"tables": ["archive$old", "archive$taken"], "page_token": None}
+    page = cli("table", "list-all", "--limit", "1", "--json", *db).json()
+    assert page == {"tables": ["archive$old"], "page_token": "archive$old"}
+    assert cli("table", "list-all", "archive", "--page-token", "archive$old", "--json", *db).json()["tables"] == ["archive$taken"]
+    assert "archive$taken" in cli("table", "list-all", *db).out
+    # branches: the namespace operation ListTableBranches, by name
+    r = cli("table", "branches", "archive.old", "--json", *db)
+    if "ListTableBranches" in DirectoryNamespace.supported_operations():
+        assert r.rc == 0 and isinstance(r.json()["branches"], dict), (r.out, r.err)
+    else:  # until the backends implement branches: the backend's refusal, as an exit code
+        assert r.rc == EXIT_UNSUPPORTED and "not supported" in r.err.lower(), (r.rc, r.err)

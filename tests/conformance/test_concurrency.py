@@ -263,3 +263,46 @@ def test_create_and_drop_of_one_table(scope):
                 acknowledged = {i + 1 for i, o in enumerate(out) if i % 2 == 0 and o == OK}
                 assert count_rows(scope, tid) in acknowledged
             c.drop_table({"id": tid})
+
+
+# -- renames ------------------------------------------------------------------------------
+
+
+def test_rename_table_race(scope):
+    """Racing renames of one table to different names: one winner; a loser answers
+    4 (the table was gone when it looked) or 14 (renamed under it) and leaves no
+    entry behind; the winner's table keeps its location and properties.  (One
+    declared table per round: the data path is checked by the scenario's
+    table.rename.data.)"""
+    c = scope.client
+    for r in range(ROUNDS):
+        src = scope.child(f"mv{r}")
+        c.declare_table({"id": src, "properties": {"origin": "mover"}})
+        location = c.describe_table({"id": src}).location
+        out = race(scope, lambda cl, i: cl.rename_table({"id": src, "new_table_name": f"mv{r}to{i}"}))
+        winner = assert_one_winner(out, {4, 14})
+        names = set(c.list_tables({"id": scope.id}).tables)
+        assert f"mv{r}" not in names and f"mv{r}to{winner}" in names, (out, sorted(names))
+        assert not {f"mv{r}to{i}" for i in range(THREADS) if i != winner} & names, (out, sorted(names))
+        moved = c.describe_table({"id": scope.child(f"mv{r}to{winner}")})
+        assert moved.location == location
+        if scope.has("table_properties"):
+            assert moved.properties.get("origin") == "mover"
+
+
+def test_rename_into_one_name_race(scope):
+    """Racing renames of different tables onto one name: one winner, the losers
+    answer 5 and keep their own tables."""
+    c = scope.client
+    n = min(THREADS, 4)  # one round of at most 4 racers: each needs a table declared first
+    for r in range(1):
+        sources = [scope.child(f"in{r}s{i}") for i in range(n)]
+        for i, src in enumerate(sources):
+            c.declare_table({"id": src, "properties": {"who": str(i)}})
+        out = race(scope, lambda cl, i: cl.rename_table({"id": sources[i], "new_table_name": f"in{r}"}), n=n)
+        winner = assert_one_winner(out, {5})
+        names = set(c.list_tables({"id": scope.id}).tables)
+        assert {f"in{r}s{i}" for i in range(n) if i != winner} <= names, (out, sorted(names))
+        assert f"in{r}s{winner}" not in names
+        if scope.has("table_properties"):
+            assert c.describe_table({"id": scope.child(f"in{r}")}).properties.get("who") == str(winner)

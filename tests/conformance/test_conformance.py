@@ -12,6 +12,8 @@ import pyarrow as pa
 import pytest
 from lance_namespace import CreateNamespaceRequest, DescribeTableRequest, LanceNamespaceError
 
+from lance_ns.walk import drop_tree
+
 INVALID_NAMES = ["", "a/b", "a\\b", "..", "x..y", "bad\x00name", "tab\tname", " lead"]
 
 
@@ -429,3 +431,39 @@ def test_purge_drops_the_data_of_a_registered_table(scope):
     c.drop_table({"id": alias, "context": {"purge": "true"}})
     with pytest.raises(Exception):
         _rows_at(scope, location)
+
+
+# -- renames -------------------------------------------------------------------------------
+
+
+def test_rename_moves_a_table_into_another_namespace(scope):
+    """RenameTable with new_namespace_id on every backend (a sibling database on
+    flat catalogs): the table leaves its namespace, keeps its location and rows,
+    ListAllTables shows it under its new id; a later DropTable keeps its data
+    (the location is no longer the new id's own), as for a registered table."""
+    c = scope.client
+    dest = scope.child("dest") if scope.has("nested") else scope.ctx.parent + [scope.id[-1] + "dest"]
+    c.create_namespace({"id": dest})
+    try:
+        tid = scope.child("mover")
+        if scope.has("data"):
+            lance.write_dataset(sample(4), namespace_client=c, table_id=tid, mode="create")
+        else:
+            c.declare_table({"id": tid})
+        location = c.describe_table({"id": tid}).location
+        c.rename_table({"id": tid, "new_table_name": "moved", "new_namespace_id": dest})
+        assert code_of(c.describe_table, {"id": tid}) == 4
+        assert "mover" not in c.list_tables({"id": scope.id}).tables
+        assert c.describe_table({"id": dest + ["moved"]}).location == location
+        listed = c.list_all_tables({"id": dest}).tables
+        assert "$".join(dest + ["moved"]) in listed, listed
+        if scope.has("data"):
+            assert lance.dataset(namespace_client=c, table_id=dest + ["moved"]).count_rows() == 4
+            c.drop_table({"id": dest + ["moved"]})
+            assert _rows_at(scope, location) == 4, "a renamed table's data survives DropTable"
+    finally:
+        drop = {"id": dest, "mode": "Skip"}
+        if scope.has("cascade"):
+            c.drop_namespace({**drop, "behavior": "Cascade"})
+        else:
+            drop_tree(c, dest)

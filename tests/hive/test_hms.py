@@ -70,25 +70,88 @@ def _hive_managed_table(db, name, location):
 
 def test_non_lance_table_is_invalid_input_and_never_touched(hive2, raw, db, tmp_path):
     raw.create_table(_hive_managed_table(db, "plain", str(tmp_path / "plain")))
-    # a table claiming table_type=lance but MANAGED is not ours either (its drop would delete data)
-    managed = _hive_managed_table(db, "managed_lance", str(tmp_path / "ml"))
-    managed.parameters = {"table_type": "lance"}
-    raw.create_table(managed)
     try:
-        for name in ("plain", "managed_lance"):
-            tid = [db, name]
-            assert code_of(hive2.describe_table, {"id": tid}) == 13
-            assert code_of(hive2.table_exists, {"id": tid}) == 13
-            assert code_of(hive2.drop_table, {"id": tid}) == 13
-            assert code_of(hive2.deregister_table, {"id": tid}) == 13
-            assert code_of(hive2.declare_table, {"id": tid}) == 5
+        tid = [db, "plain"]
+        assert code_of(hive2.describe_table, {"id": tid}) == 13
+        assert code_of(hive2.table_exists, {"id": tid}) == 13
+        assert code_of(hive2.drop_table, {"id": tid}) == 13
+        assert code_of(hive2.deregister_table, {"id": tid}) == 13
+        assert code_of(hive2.rename_table, {"id": tid, "new_table_name": "other"}) == 13
+        assert code_of(hive2.declare_table, {"id": tid}) == 5
         assert hive2.list_tables({"id": [db]}).tables == []
+        assert hive2.list_all_tables({"id": [db]}).tables == []
         assert code_of(hive2.drop_namespace, {"id": [db]}) == 3
         assert code_of(hive2.drop_namespace, {"id": [db], "behavior": "Cascade"}) == 3
-        assert sorted(raw.get_all_tables(db)) == ["managed_lance", "plain"]  # nothing lost
+        assert raw.get_all_tables(db) == ["plain"]  # nothing lost
     finally:
         raw.drop_table(db, "plain", False)
-        raw.drop_table(db, "managed_lance", False)
+
+
+def _upstream_lance_table(db, name, location):
+    """A Lance table as lance-namespace-impls' Hive2Namespace creates it (Java,
+    ``doCreateTable``): tableType EXTERNAL_TABLE but no EXTERNAL=TRUE parameter,
+    ``table_type=lance`` and ``managed_by=storage``, no columns, Lance's
+    input/output formats and serde.  HMS 2.3 stores it as a MANAGED_TABLE."""
+    return hms.Table(
+        tableName=name,
+        dbName=db,
+        tableType="EXTERNAL_TABLE",
+        parameters={"table_type": "lance", "managed_by": "storage"},
+        partitionKeys=[],
+        sd=hms.StorageDescriptor(
+            cols=[],
+            location=location,
+            inputFormat="com.lancedb.lance.mapred.LanceInputFormat",
+            outputFormat="com.lancedb.lance.mapred.LanceOutputFormat",
+            serdeInfo=hms.SerDeInfo(serializationLib="com.lancedb.lance.mapred.LanceSerDe"),
+        ),
+    )
+
+
+def test_upstream_managed_lance_tables_are_visible_renamable_and_dropped_safely(metastore, hive2, raw, db, tmp_path):
+    db_location = raw.get_database(db).locationUri.removeprefix("file:")
+    tables = {}
+    for name in ("up", "up_purge"):
+        location = f"{db_location}/{name}.lance"  # the upstream default: <database location>/<name>.lance
+        lance.write_dataset(sample(3), location)
+        raw.create_table(_upstream_lance_table(db, name, location))
+        assert raw.get_table(db, name).tableType == "MANAGED_TABLE"  # what HMS made of it
+        tables[name] = location
+    # listed and described (reads), by hive2 and by hive3 (the 2.3 metastore's default catalog)
+    assert hive2.list_tables({"id": [db]}).tables == ["up", "up_purge"]
+    assert hive2.list_all_tables({"id": [db]}).tables == [f"{db}$up", f"{db}$up_purge"]
+    assert hive2.describe_table({"id": [db, "up"]}).location == tables["up"]
+    assert lance.dataset(namespace_client=hive2, table_id=[db, "up"]).count_rows() == 3
+    hive3 = lance_ns.connect("hive3", {"uri": metastore.uri, "root": str(tmp_path / "h3")})
+    try:
+        assert hive3.list_tables({"id": ["hive", db]}).tables == ["up", "up_purge"]
+        assert hive3.describe_table({"id": ["hive", db, "up"]}).location == tables["up"]
+    finally:
+        hive3.close()
+    # renamed by one alter_table: the data stays where it is, the table stays MANAGED
+    hive2.rename_table({"id": [db, "up"], "new_table_name": "up2"})
+    assert raw.get_table(db, "up2").tableType == "MANAGED_TABLE"
+    assert hive2.describe_table({"id": [db, "up2"]}).location == tables["up"]
+    assert lance.dataset(namespace_client=hive2, table_id=[db, "up2"]).count_rows() == 3
+    # DropTable removes the entry (deleteData=false: not even HMS deletes the files); data stays ...
+    hive2.drop_table({"id": [db, "up2"]})
+    assert code_of(hive2.describe_table, {"id": [db, "up2"]}) == 4
+    assert lance.dataset(tables["up"]).count_rows() == 3
+    # ... unless purge is asked explicitly
+    hive2.drop_table({"id": [db, "up_purge"], "context": {"purge": "true"}})
+    assert not os.path.exists(os.path.join(tables["up_purge"], "_versions"))  # (a dropped-marker may stay)
+
+
+def test_rename_refuses_a_managed_table_hive_would_move(hive2, raw, db, tmp_path):
+    """HMS 2.3 moves a MANAGED_TABLE's directory on rename when it is
+    ``<database location>/<name>``: lance-ns keeps data where it is, so it refuses."""
+    location = raw.get_database(db).locationUri.removeprefix("file:") + "/inplace"
+    lance.write_dataset(sample(2), location)
+    raw.create_table(_upstream_lance_table(db, "inplace", location))
+    assert code_of(hive2.rename_table, {"id": [db, "inplace"], "new_table_name": "moved"}) == 13
+    assert raw.get_all_tables(db) == ["inplace"]
+    assert lance.dataset(location).count_rows() == 2
+    hive2.drop_table({"id": [db, "inplace"]})
 
 
 def test_table_type_is_case_insensitive_on_read(hive2, raw, db, tmp_path):

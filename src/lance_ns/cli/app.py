@@ -333,6 +333,20 @@ command(table, "drop", cmd.table_drop,
         click.option("--purge", is_flag=True,
                      help="also delete the data of a registered table whose location is outside the namespace"),
         YES)
+command(table, "rename", cmd.table_rename,
+        "rename a table, or move it into another namespace (--to-namespace); its data stays where it is",
+        [f"lance-ns table rename db.events events_2024 {ROOT}",
+         f"lance-ns table rename db.events_2024 events --to-namespace staging --json {ROOT}"],
+        *id_options("table", required=True), click.argument("new_name", metavar="NEW_NAME"),
+        click.option("--to-namespace", metavar="NAMESPACE", help="the namespace to move the table into "
+                                                                  "(split at --delimiter; default: where it is)"),
+        short="rename a table or move it into another namespace")
+command(table, "list-all", cmd.table_list_all,
+        "list every table below a namespace (default: the root), nested namespaces included, as full ids",
+        [f"lance-ns table list-all {ROOT}", f"lance-ns table list-all db --limit 2 --json {ROOT}"],
+        *id_options("namespace"), *PAGING)
+command(table, "branches", cmd.table_branches, "list a table's branches with the version each was created from",
+        [f"lance-ns table branches db.events {ROOT}"], *id_options("table", required=True))
 command(table, "exists", cmd.table_exists, "exit 0 if the table exists, 3 if not",
         [f"lance-ns table exists db.events {ROOT}"], *id_options("table", required=True))
 command(table, "versions", cmd.table_versions, "list a table's versions with commit times, rows and sizes",

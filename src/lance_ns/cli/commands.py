@@ -25,12 +25,14 @@ from lance_namespace import (
     DropNamespaceRequest,
     DropTableRequest,
     ListNamespacesRequest,
+    ListTableBranchesRequest,
     ListTablesRequest,
     ListTableTagsRequest,
     ListTableVersionsRequest,
     NamespaceExistsRequest,
     QueryTableRequest,
     RegisterTableRequest,
+    RenameTableRequest,
     RestoreTableRequest,
     TableExistsRequest,
 )
@@ -92,6 +94,19 @@ def listing(call: Callable, make, field: str, args: Any, **fields) -> tuple[list
         token = resp.page_token or None
         if not token or token in seen:  # a repeated token would loop forever
             return items, None
+        seen.add(token)
+
+
+def every_entry(call: Callable, make, field: str, **fields) -> dict:
+    """Every entry of a listing that answers a map per page (tags, branches), merged."""
+    entries: dict = {}
+    token, seen = None, set()
+    while True:
+        resp = call(make(page_token=token, **fields))
+        entries.update({name: dump(v) for name, v in (getattr(resp, field) or {}).items()})
+        token = resp.page_token or None
+        if not token or token in seen:  # a repeated token would loop forever
+            return entries
         seen.add(token)
 
 
@@ -369,15 +384,7 @@ def table_restore(args, out: Output) -> int:
 def tags_list(args, out: Output) -> int:
     ns = open_namespace(args, out)
     parts = ident(args, table=True)
-    tags: dict = {}
-    token, seen = None, set()
-    while True:
-        resp = ns.list_table_tags(ListTableTagsRequest(id=parts, page_token=token))
-        tags.update({name: dump(t) for name, t in (resp.tags or {}).items()})
-        token = resp.page_token or None
-        if not token or token in seen:
-            break
-        seen.add(token)
+    tags = every_entry(ns.list_table_tags, ListTableTagsRequest, "tags", id=parts)
     out.emit({"tags": tags}, lambda: out.table(("tag", "version"), [(k, tags[k].get("version")) for k in sorted(tags)]))
     return 0
 
@@ -488,6 +495,40 @@ def table_drop(args, out: Output) -> int:
         out.emit({}, lambda: out.message(f"table {shown(parts, args)} does not exist"))
         return 0
     out.emit(data, lambda: out.message(f"dropped table {shown(parts, args)}"))
+    return 0
+
+
+def table_rename(args, out: Output) -> int:
+    ns = open_namespace(args, out)
+    parts = ident(args, table=True)
+    target = parse_id(args.to_namespace, args.delimiter) if args.to_namespace is not None else None
+    data = dump(ns.rename_table(RenameTableRequest(id=parts, new_table_name=args.new_name, new_namespace_id=target)))
+    new_parts = (parts[:-1] if target is None else target) + [args.new_name]
+    out.emit({**data, "id": new_parts}, lambda: out.message(
+        f"renamed table {shown(parts, args)} to {shown(new_parts, args)} (its data stays where it is)"))
+    return 0
+
+
+def table_list_all(args, out: Output) -> int:
+    ns = open_namespace(args, out)
+    parts = ident(args)
+    ids, token = listing(ns.list_all_tables, ListTablesRequest, "tables", args, id=parts or None)
+
+    def human():
+        out.table(("id",), [(i,) for i in ids])
+        _more(out, token)
+
+    out.emit({"tables": ids, "page_token": token}, human)
+    return 0
+
+
+def table_branches(args, out: Output) -> int:
+    ns = open_namespace(args, out)
+    parts = ident(args, table=True)
+    branches = every_entry(ns.list_table_branches, ListTableBranchesRequest, "branches", id=parts)
+    out.emit({"branches": branches}, lambda: out.table(
+        ("branch", "parent branch", "parent version"),
+        [(k, branches[k].get("parentBranch"), branches[k].get("parentVersion")) for k in sorted(branches)]))
     return 0
 
 

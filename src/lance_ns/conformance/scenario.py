@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import ERRORS
 from .model import NS, Call, Check, Fn, Http, Skipped
+from .checks_catalog_ops import checks as catalog_ops_checks
 
 
 # -- verifiers (small, named, reused) ------------------------------------------------
@@ -224,7 +225,9 @@ def _needs_nesting(check: Check) -> Check:
 
 def scenario() -> list[Check]:
     """The ordered scenario.  Later checks may rely on the state earlier ones built."""
-    return [_needs_nesting(c) for c in _scenario()]
+    checks = _scenario()
+    checks += catalog_ops_checks()
+    return [_needs_nesting(c) for c in checks]
 
 
 def _scenario() -> list[Check]:

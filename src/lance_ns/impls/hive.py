@@ -12,7 +12,10 @@ Tables are ``EXTERNAL_TABLE`` objects with parameters ``EXTERNAL=TRUE`` (without
 it HMS stores a MANAGED_TABLE, whose drop deletes the data) and
 ``table_type=lance``; the location is the storage descriptor's.  Tables and
 databases are always dropped with ``deleteData=false``: data removal is ours
-(DropTable) and never the metastore's.
+(DropTable) and never the metastore's.  Lance tables the upstream
+implementations (lance-namespace-impls) made are ``MANAGED_TABLE`` with
+``table_type=lance``: listed, described and renamed like ours; their data is
+deleted only on an explicit purge (see ``deletes_data_of``).
 
 Names: HMS lowercases database, table and catalog names on write and lookup,
 so ``Events`` would be stored and listed as ``events``.  Rather than answer
@@ -49,8 +52,9 @@ from thrift.Thrift import TApplicationException, TException
 from thrift.transport import TSocket, TTransport
 
 from .. import storage
-from ..catalog import CatalogNamespace, CatalogTable
+from ..catalog import CatalogNamespace, CatalogTable, is_lance_properties
 from ..errors import (
+    ConcurrentModificationError,
     InternalError,
     InvalidInputError,
     LanceNamespaceError,
@@ -67,6 +71,8 @@ from ..identifiers import to_string
 from ..modes import DropBehavior
 
 EXTERNAL_TABLE = "EXTERNAL_TABLE"
+#: what HMS stores a table as without EXTERNAL=TRUE (lance-namespace-impls' Lance tables)
+MANAGED_TABLE = "MANAGED_TABLE"
 DEFAULT_CATALOG = "hive"  # Hive 3's default catalog (metastore.catalog.default)
 
 DB_SPECIAL = {
@@ -404,6 +410,63 @@ class _HiveBase(CatalogNamespace):
             self._call("drop_table", self._db_name(ns), name, False)  # deleteData=False, always
         except hms.NoSuchObjectException:
             raise TableNotFoundError(f"table {to_string(ns + [name])!r} does not exist") from None
+
+    # -- tables the upstream implementations made (MANAGED_TABLE) -------------------------
+    def is_lance(self, table):
+        # lance-namespace-impls' Hive2/Hive3 namespaces store Lance tables without
+        # EXTERNAL=TRUE, so HMS keeps them as MANAGED_TABLE: Lance tables all the same
+        if (table.kind or "").upper() == MANAGED_TABLE:
+            return is_lance_properties(table.properties)
+        return super().is_lance(table)
+
+    def deletes_data_of(self, ns, table, purge=False):
+        # A MANAGED_TABLE's directory is whoever created it's (the upstream code or
+        # Hive itself), wherever it lies: DropTable removes the entry (deleteData=false,
+        # so HMS keeps the files too) and deletes data only on an explicit purge.
+        if (table.kind or "").upper() == MANAGED_TABLE:
+            return bool(table.location) and purge
+        return super().deletes_data_of(ns, table, purge)
+
+    # -- rename ---------------------------------------------------------------------------------
+    def _rename_table(self, ns, table, new_ns, new_name):
+        """One ``alter_table`` with the new name (and database): HMS renames in one
+        metastore transaction.  The storage descriptor keeps its location, and HMS
+        moves no data of an EXTERNAL_TABLE; it would move a MANAGED_TABLE's directory
+        when that is ``<database location>/<name>``, so such a rename is refused."""
+        _check_hive_name(new_name)
+        if self._catalog_of(ns) != self._catalog_of(new_ns):
+            raise InvalidInputError("the Hive metastore renames tables within one catalog only")
+        old = self._call("get_table", self._db_name(ns), table.name)
+        if (old.tableType or "").upper() == MANAGED_TABLE:
+            db_location = _location_out(self._call("get_database", self._db_name(ns)).locationUri) or ""
+            if _location_out(old.sd.location).rstrip("/") == storage.join(db_location, table.name).rstrip("/"):
+                raise InvalidInputError(
+                    f"table {to_string(ns + [table.name])!r} is a MANAGED_TABLE in its database's directory: "
+                    "the metastore would move its data on rename; rename it with Hive, or make it EXTERNAL first"
+                )
+        renamed = hms.Table(**{**vars(old), "tableName": new_name, "dbName": new_ns[-1]})
+        try:
+            self._call("alter_table", self._db_name(ns), table.name, renamed)
+        except (hms.InvalidOperationException, hms.InvalidObjectException, hms.MetaException) as e:
+            # HMS 2.3 checks and updates in separate steps: a rename racing another one
+            # fails with either exception type, saying what it lost to
+            text = _message(e).lower()
+            if "already exists" in text:
+                raise TableAlreadyExistsError(f"table {to_string(new_ns + [new_name])!r} already exists") from None
+            if "doesn't exist" in text or "does not exist" in text or "not found" in text:
+                raise ConcurrentModificationError(
+                    f"table {to_string(ns + [table.name])!r} was renamed or dropped concurrently"
+                ) from None
+            winner = self._get_table(new_ns, new_name)  # e.g. the metastore's unique key refused it
+            if winner is not None and winner.location != table.location:
+                raise TableAlreadyExistsError(f"table {to_string(new_ns + [new_name])!r} already exists") from None
+            raise
+        stored = self._get_table(new_ns, new_name)
+        if stored is None or stored.location != table.location:
+            raise ConcurrentModificationError(
+                f"table {to_string(ns + [table.name])!r} was renamed concurrently; {to_string(new_ns + [new_name])!r} "
+                "is not the table this call renamed"
+            )
 
 
 class Hive2Namespace(_HiveBase):

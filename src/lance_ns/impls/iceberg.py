@@ -341,6 +341,12 @@ class IcebergRestNamespace(CatalogNamespace):
         except ice.NoSuchTableError:
             return False  # a racing drop came first: it is the one winner
 
+    def _rename_table(self, ns, table, new_ns, new_name):
+        # the protocol's POST /v1/{prefix}/tables/rename, within one warehouse (catalog)
+        if ns[0] != new_ns[0]:
+            raise InvalidInputError("Iceberg REST renames tables within one warehouse only")
+        self._catalog(ns[0]).rename_table((*ns[1:], table.name), (*new_ns[1:], new_name))
+
     def _drop_table_object(self, ns, table, purge=False):
         # Unlike the shared order (entry first), data goes first here: an Iceberg
         # server may own the storage under its tables -- SeaweedFS deletes a

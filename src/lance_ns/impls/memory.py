@@ -98,3 +98,10 @@ class MemoryNamespace(CatalogNamespace):
         with self._lock:
             node = self._node(ns)
             return bool(node) and node.tables.pop(name, None) is not None
+
+    def _rename_table(self, ns, table, new_ns, new_name):
+        # the shared create-then-delete, made atomic by holding the catalog's lock
+        with self._lock:
+            if self._get_table(new_ns, new_name) is not None:
+                raise TableAlreadyExistsError(f"table {new_name!r} already exists")
+            super()._rename_table(ns, table, new_ns, new_name)

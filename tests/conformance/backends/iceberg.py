@@ -78,6 +78,15 @@ RACE_LIMITS = {
     "test_create_table_race": _DUPLICATE_CREATE,
     "test_create_declared_table_race": _DUPLICATE_CREATE,
     "test_create_and_drop_of_one_table": _DUPLICATE_CREATE,
+    "test_rename_into_one_name_race": (
+        "SeaweedFS answers 200 to a table rename racing another onto the same name (its duplicate check "
+        "and the rename are not one step), so two renames can both win; our client checks the name first, "
+        "which settles only requests that do not overlap"
+    ),
+    "test_rename_table_race": (
+        "SeaweedFS answers 200 to a rename of a table that a racing rename already moved, so several "
+        "renames of one table can succeed"
+    ),
     "test_drop_table_race": (
         "SeaweedFS answers success to a DropTable of a table a racing drop already removed, "
         "so several racing drops can succeed"
@@ -86,6 +95,11 @@ RACE_LIMITS = {
         "SeaweedFS's DropNamespace does not refuse a namespace that gained a table after our emptiness check"
     ),
 }
+
+DEPARTURES["test_rename_moves_a_table_into_another_namespace"] = (
+    "after a rename into another namespace SeaweedFS's S3 no longer finds the table's Lance files at its "
+    "(unchanged) location: reads answer 'not found' (a rename within the namespace keeps them readable)"
+)
 
 # the same departure seen by the race: the deregistered table's data is gone, every register answers 13
 DEPARTURES["test_register_table_race"] = DEPARTURES["test_deregister_keeps_data_and_register_brings_it_back"]

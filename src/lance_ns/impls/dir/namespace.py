@@ -39,11 +39,12 @@ import os
 import re
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ... import storage
 from ...catalog import CatalogNamespace, CatalogTable, _overlaps
 from ...errors import (
+    ConcurrentModificationError,
     InvalidInputError,
     NamespaceAlreadyExistsError,
     NamespaceNotEmptyError,
@@ -416,6 +417,34 @@ class DirectoryNamespace(CatalogNamespace):
     def _drop_table_object(self, ns, table, purge=False):
         super()._drop_table_object(ns, table, purge)
         self._invalidate_listing()  # the directory is gone now too
+
+    def _rename_table(self, ns, table, new_ns, new_name):
+        """Renames are manifest entries: the new entry, then the old one's removal
+        (the shared algorithm decides the one winner).  A root table found by
+        listing its ``<name>.lance`` directory is first adopted into the manifest
+        under its current name, so that racing renames of it have one entry to
+        remove; after the rename its directory gets pylance's deregistered marker,
+        so no reader lists it under the old name again."""
+        if self.manifest is None:
+            raise UnsupportedOperationError(
+                "without manifest_enabled a table's name is its <name>.lance directory: rename needs the manifest"
+            )
+        if table.entry is None:
+            stored = self._stored(table.location)
+            try:
+                self.manifest.insert(Entry(table.name, TABLE, stored, table.properties or None))
+            except Exists as e:
+                if e.entry.location != stored:
+                    raise ConcurrentModificationError(f"table {table.name!r} changed concurrently") from None
+            finally:
+                self._invalidate_listing()
+            table = replace(table, entry=self.manifest.get(table.name))
+        try:
+            super()._rename_table(ns, table, new_ns, new_name)
+        finally:
+            self._invalidate_listing()
+        if storage.is_within(self.root, table.location) and "/" not in self._stored(table.location):
+            self.files.write(storage.join(table.location, DEREGISTERED), MARKER_BODY)
 
     # -- the layout's marker files --------------------------------------------------------
     def declare_table(self, request):
