@@ -150,6 +150,9 @@ class CatalogTable:
     properties: dict[str, str] = field(default_factory=dict)
     #: the catalog's own table kind (HMS/Glue ``EXTERNAL_TABLE``, Unity ``EXTERNAL``)
     kind: str | None = None
+    #: the catalog's version of the object as read (Glue ``VersionId``): what a
+    #: compare-and-swap of its properties is conditioned on
+    token: str | None = None
 
 
 def is_lance_properties(properties: dict[str, str] | None) -> bool:

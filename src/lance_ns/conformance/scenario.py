@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import ERRORS
+from . import checks_managed
 from .model import NS, Call, Check, Fn, Http, Skipped
 
 
@@ -598,6 +599,7 @@ def _scenario() -> list[Check]:
             needs=frozenset({"http"}),
         ),
     ]
+    checks += checks_managed.checks()
     return checks
 
 

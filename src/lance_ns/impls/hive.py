@@ -287,6 +287,11 @@ def _check_hive_name(name: str) -> str:
 class _HiveBase(CatalogNamespace):
     lance_table_kind = EXTERNAL_TABLE
     supports_cascade = True
+    supports_managed_versioning = False
+    managed_refusal = (
+        "the Hive Metastore's alter_table has no compare-and-swap, and its lock API (lock/check_lock/"
+        "unlock, which needs the metastore's transaction tables) is not used for commits yet"
+    )
 
     def __init__(self, **properties: str):
         super().__init__(**properties)

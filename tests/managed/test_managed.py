@@ -1,0 +1,170 @@
+"""Implementation-managed tables end to end, with pylance's own clients.
+
+What the shared scenario (lance_ns.conformance.checks_managed) cannot express:
+several processes committing at once, pylance's DirectoryNamespace opening a
+managed root, an atomic commit of several tables, and where pylance itself
+does not consult the namespace (a minimal reproduction, documented in
+docs/reliability.md).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import lance
+import lance.namespace
+import pyarrow as pa
+import pytest
+from lance_namespace import LanceNamespaceError
+
+import lance_ns
+from lance_ns.conformance.checks_managed import _Stager
+from lance_ns.server import run_server_in_thread
+
+REPO = Path(__file__).resolve().parents[2]
+WRITERS, APPENDS = 4, 3
+
+
+def managed_dir(root) -> lance_ns.DirectoryNamespace:
+    return lance_ns.connect("dir", {"root": str(root), "managed_versioning": "true"})
+
+
+def rows(*values) -> pa.Table:
+    return pa.table({"v": [str(v) for v in values]})
+
+
+def published(ns, table_id) -> list[int]:
+    return [v.version for v in ns.list_table_versions({"id": table_id}).versions]
+
+
+def run_appenders(kind: str, where: str, table: str) -> list[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    procs = [
+        subprocess.Popen([sys.executable, "-m", "tests.managed.appender", kind, where, table, f"w{i}", str(APPENDS)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=env)
+        for i in range(WRITERS)
+    ]
+    out = []
+    for p in procs:
+        stdout, stderr = p.communicate(timeout=300)
+        assert p.returncode == 0, stderr[-2000:]
+        out += [line for line in stdout.splitlines() if line != "ready"]
+    return out
+
+
+def assert_nothing_lost(ns, table: str, lines: list[str]) -> None:
+    failed = [line for line in lines if line.startswith("failed")]
+    assert not failed, failed
+    acked = [line.split()[2:] for line in lines]
+    versions = sorted(int(line.split()[1]) for line in lines)
+    assert len(acked) == WRITERS * APPENDS
+    # every acknowledged append is there exactly once, nothing else is
+    got = sorted(lance.dataset(namespace_client=ns, table_id=[table]).to_table()["v"].to_pylist())
+    assert got == sorted(["seed"] + [v for values in acked for v in values])
+    # the namespace's history: strictly increasing, no gap, no duplicate
+    history = published(ns, [table])
+    assert history == list(range(1, WRITERS * APPENDS + 2))
+    assert versions == history[1:], "each acknowledged append got its own published version"
+
+
+def test_four_processes_append_through_the_directory_namespace(tmp_path):
+    ns = managed_dir(tmp_path)
+    lance.write_dataset(rows("seed"), namespace_client=ns, table_id=["t"], mode="create")
+    lines = run_appenders("dir", str(tmp_path), "t")
+    fresh = lance_ns.connect("dir", {"root": str(tmp_path)})  # a fresh connection, no managed default
+    assert_nothing_lost(fresh, "t", lines)
+    assert fresh.describe_table({"id": ["t"]}).version == WRITERS * APPENDS + 1
+
+
+@pytest.mark.slow
+def test_four_processes_append_through_our_rest_server_with_pylances_client(tmp_path):
+    ns = managed_dir(tmp_path)
+    with run_server_in_thread(ns) as server:
+        client = lance.namespace.RestNamespace(uri=server.url)
+        lance.write_dataset(rows("seed"), namespace_client=client, table_id=["t"], mode="create")
+        lines = run_appenders("rest", server.url, "t")
+        assert_nothing_lost(client, "t", lines)
+        described = lance.namespace.RestNamespace(uri=server.url).describe_table(
+            lance.namespace.DescribeTableRequest(id=["t"]))
+        assert described.managed_versioning is True and described.version == WRITERS * APPENDS + 1
+
+
+def test_pylances_directory_namespace_lists_and_opens_a_managed_root(tmp_path):
+    ns = managed_dir(tmp_path)
+    ns.create_namespace({"id": ["a"]})
+    lance.write_dataset(rows(1, 2), namespace_client=ns, table_id=["a", "t"], mode="create")
+    lance.write_dataset(rows(3), namespace_client=ns, table_id=["a", "t"], mode="append")
+    lance.write_dataset(rows(1), namespace_client=ns, table_id=["r"], mode="create")
+    theirs = lance.namespace.DirectoryNamespace(root=str(tmp_path))
+    assert theirs.list_namespaces(lance.namespace.ListNamespacesRequest(id=[])).namespaces == ["a"]
+    assert theirs.list_tables(lance.namespace.ListTablesRequest(id=["a"])).tables == ["t"]
+    assert theirs.list_tables(lance.namespace.ListTablesRequest(id=[])).tables == ["r"]
+    assert lance.dataset(namespace_client=theirs, table_id=["a", "t"]).count_rows() == 3
+    assert lance.dataset(namespace_client=theirs, table_id=["r"]).count_rows() == 1
+    # and ours still reads the history pylance's namespace left alone
+    assert published(ns, ["a", "t"]) == [1, 2]
+
+
+def test_batch_commit_is_atomic_across_tables(tmp_path):
+    ns = managed_dir(tmp_path)
+    for name in ("a", "b"):
+        lance.write_dataset(rows(name), namespace_client=ns, table_id=[name], mode="create")
+    staged = {}
+    for name in ("a", "b"):
+        stager = _Stager(ns)
+        with pytest.raises(Exception):
+            lance.write_dataset(rows(name + "2"), namespace_client=stager, table_id=[name], mode="append")
+        staged[name] = {**stager.staged, "id": [name]}
+    # one entry is stale (version 1 is taken): the whole batch is refused, nothing published
+    stale = {**staged["b"], "version": 1}
+    with pytest.raises(LanceNamespaceError) as e:
+        ns.batch_commit_tables({"operations": [{"create_table_version": staged["a"]},
+                                               {"create_table_version": stale}]})
+    assert int(e.value.code) == 14
+    assert published(ns, ["a"]) == [1] and published(ns, ["b"]) == [1]
+    resp = ns.batch_commit_tables({"operations": [{"create_table_version": staged[n]} for n in ("a", "b")]})
+    assert [r.create_table_version.version.version for r in resp.results] == [2, 2]
+    for name in ("a", "b"):
+        assert lance.dataset(namespace_client=ns, table_id=[name]).to_table()["v"].to_pylist() == [name, name + "2"]
+
+
+def test_storage_managed_tables_keep_todays_behaviour_beside_managed_ones(tmp_path):
+    ns = lance_ns.connect("dir", {"root": str(tmp_path)})
+    lance.write_dataset(rows(1), namespace_client=ns, table_id=["plain"], mode="create")
+    ns.declare_table({"id": ["m"], "properties": {"managed_versioning": "true"}})
+    lance.write_dataset(rows(1), namespace_client=ns, table_id=["m"], mode="append")
+    for name in ("plain", "m"):
+        lance.write_dataset(rows(2), ns.describe_table({"id": [name]}).location, mode="append")  # bypass
+    assert ns.describe_table({"id": ["plain"]}).managed_versioning is None
+    assert ns.count_table_rows({"id": ["plain"]}).count == 2  # storage-managed: storage is the truth
+    assert ns.describe_table({"id": ["m"]}).managed_versioning is True
+    assert ns.count_table_rows({"id": ["m"]}).count == 1  # managed: the bypass write is not reflected
+    with pytest.raises(LanceNamespaceError) as e:
+        ns.create_table_version({"id": ["plain"], "version": 3, "manifest_path": "x"})
+    assert int(e.value.code) == 0 and "storage-managed" in str(e.value)
+
+
+def test_a_staging_manifest_outside_the_table_is_refused(tmp_path):
+    ns = managed_dir(tmp_path)
+    lance.write_dataset(rows(1), namespace_client=ns, table_id=["t"], mode="create")
+    lance.write_dataset(rows(1), namespace_client=ns, table_id=["u"], mode="create")
+    other = ns.describe_table_version({"id": ["u"], "version": 1}).version.manifest_path
+    for path in (other, "/etc/passwd", str(tmp_path / "t.lance" / "_versions" / ".." / "x")):
+        with pytest.raises(LanceNamespaceError) as e:
+            ns.create_table_version({"id": ["t"], "version": 2, "manifest_path": path})
+        assert int(e.value.code) == 13, path
+
+
+def test_pylance_opening_by_location_does_not_consult_the_namespace(tmp_path):
+    """Minimal reproduction (docs/reliability.md): only pylance calls that name the
+    namespace (``namespace_client=``) see the namespace's version; opening the
+    table's location reads whatever storage holds, bypass writes included."""
+    ns = managed_dir(tmp_path)
+    lance.write_dataset(rows(1), namespace_client=ns, table_id=["t"], mode="create")
+    location = ns.describe_table({"id": ["t"]}).location
+    lance.write_dataset(rows(2), location, mode="append")  # bypass
+    assert lance.dataset(namespace_client=ns, table_id=["t"]).count_rows() == 1
+    assert lance.dataset(location).count_rows() == 2  # storage, not the namespace
