@@ -291,16 +291,13 @@ def _manifest_version(name: str) -> int | None:
 
 
 def object_store_path(location: str) -> str:
-    """A location as Lance's object store names it: without scheme and leading slash
-    (``/data/t.lance`` -> ``data/t.lance``, ``s3://b/p/t.lance`` -> ``b/p/t.lance``)."""
+    """A location as Lance's object store names it: the path inside its bucket, without
+    the leading slash (``/data/t.lance`` -> ``data/t.lance``, ``s3://b/p/t.lance`` -> ``p/t.lance``)."""
     from urllib.parse import urlparse
 
     from .storage import is_uri
 
-    if is_uri(location) and not location.startswith("file://"):
-        parsed = urlparse(location)
-        return (parsed.netloc + parsed.path).strip("/")
-    return (urlparse(location).path if location.startswith("file://") else location).strip("/")
+    return (urlparse(location).path if is_uri(location) else location).strip("/")
 
 
 def staged_manifest(location: str, manifest_path: str) -> str:

@@ -50,6 +50,19 @@ class _Stager(LanceNamespace):
         raise RuntimeError("staged, not published (conformance check)")
 
 
+def _fn(fn) -> Fn:
+    """A step running ``fn(run)``; an exception is the check's failure, not the run's."""
+
+    def step(run) -> str | None:
+        try:
+            return fn(run)
+        except Exception as e:  # noqa: BLE001 - reported as the check's problem
+            return f"{getattr(fn, '__name__', 'step')}: {type(e).__name__}: {str(e)[:300]}"
+
+    step.__name__ = getattr(fn, "__name__", "step")
+    return Fn(step)
+
+
 def _rows(n: int):
     import pyarrow as pa
 
@@ -72,7 +85,7 @@ def _appends(times: int):
         run.vars["managed_rows"] = run.vars.get("managed_rows", 0) + times * _BATCH
         return None
 
-    return Fn(fn)
+    return _fn(fn)
 
 
 def _stage(var: str):
@@ -94,7 +107,7 @@ def _stage(var: str):
             run.vars[f"{var}_{key}"] = stager.staged.get(key)
         return None
 
-    return Fn(fn)
+    return _fn(fn)
 
 
 def _bypass_write(run) -> str | None:
@@ -220,11 +233,11 @@ def checks() -> list[Check]:
             "through the namespace keep the published version; the next namespace commit, built on the "
             "unpublished version, is refused and its retry publishes on top of the namespace's version",
             (
-                Fn(_bypass_write),
+                _fn(_bypass_write),
                 Call("DescribeTable", {"id": _TABLE}, verify=_managed("managed_published")),
                 Call("CountTableRows", {"id": _TABLE}, verify=_count_is("managed_rows")),
-                Fn(_pylance_sees_published_rows),
-                Fn(_append_after_bypass),
+                _fn(_pylance_sees_published_rows),
+                _fn(_append_after_bypass),
                 Call("CountTableRows", {"id": _TABLE}, verify=_count_is("managed_rows")),
             ),
             needs=_NEEDS,
