@@ -781,9 +781,8 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
             if entry.version != expected:
                 moved = []
                 if entry.version > expected:
-                    history = {v["version"] for v in self._versions(ns, table)}
                     moved = tables.set_aside_unpublished(
-                        table.location, opts, lambda v, h=history, e=expected: v in h or v < e
+                        table.location, opts, lambda v, n=ns, t=table.name, e=expected: v < e or self._granted(n, t, v)
                     )
                 raise ConcurrentModificationError(
                     f"version {entry.version} of table {to_string(list(key))!r} does not follow the latest "
@@ -815,6 +814,12 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
                 self._withdraw(ns, table.name, record["version"])
                 raise
         return [record for _, _, record, *_ in plan]
+
+    def _granted(self, ns: list[str], name: str, version: int) -> bool:
+        """Whether ``version`` is in the table's record now (read afresh: a racing commit
+        may have been granted it since this one was refused)."""
+        table = self._get_table(ns, name)
+        return table is not None and any(v["version"] == version for v in self._versions(ns, table))
 
     def _withdraw(self, ns: list[str], name: str, version: int) -> None:
         """Take back a granted version whose manifest could not be put in place."""

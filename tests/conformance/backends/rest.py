@@ -145,6 +145,10 @@ PYLANCE_SERVER_DEPARTURES = {
     "scenario:http.empty_component": "an id with an empty component answers 404 code 1, not 400 code 13",
     "scenario:namespace.drop.cascade": "DropNamespace ignores behavior Cascade: 409 NamespaceNotEmpty",
     "scenario:table.tags": "DescribeTable ignores tag: version None",
+    "test_managed_mode_is_held_or_refused": (
+        "a table declared with managed_versioning=true is created storage-managed (its managed mode is "
+        "the connection's table_version_tracking_enabled, which keeps no history of its own)"
+    ),
 }
 
 #: where pylance 14.0.2's Python RestNamespace wrapper departs (the Rust client behind it is fine)
