@@ -132,6 +132,11 @@ def is_managed(table: "CatalogTable") -> bool:
     return _truthy((table.properties or {}).get(MANAGED_KEY, ""))
 
 
+def _no_managed_branch(request) -> None:
+    if getattr(request, "branch", None):
+        raise UnsupportedOperationError("branches of implementation-managed tables are not supported")
+
+
 def _shown(properties: dict[str, str] | None) -> dict[str, str]:
     """A table's properties as answered: without the version history kept among them."""
     return {k: v for k, v in (properties or {}).items() if k != VERSIONS_KEY}
@@ -768,8 +773,7 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
         seen: set[tuple] = set()
         plan = []
         for entry in entries:
-            if getattr(entry, "branch", None):
-                raise UnsupportedOperationError("branches of implementation-managed tables are not supported")
+            _no_managed_branch(entry)
             ns, table = self._managed_table(entry.id)
             key = tuple(ns + [table.name])
             if key in seen:
@@ -840,13 +844,20 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
         records = self._commit_versions(list(request.entries))
         return BatchCreateTableVersionsResponse(versions=[TableVersion.from_dict(r) for r in records])
 
-    @_translating
-    def describe_table_version(self, request):
+    def _managed_or_none(self, request):
+        """(ns, table) of a managed table, or None for a storage-managed one (storage answers)."""
         ns, table = self._lance_table(request.id)
         if not is_managed(table):
+            return None
+        _no_managed_branch(request)
+        return ns, table
+
+    @_translating
+    def describe_table_version(self, request):
+        found = self._managed_or_none(request)
+        if found is None:
             return super().describe_table_version(request)
-        if getattr(request, "branch", None):
-            raise UnsupportedOperationError("branches of implementation-managed tables are not supported")
+        ns, table = found
         record = self._published(ns, table, request.version)
         if record is None:
             raise TableVersionNotFoundError(f"table {to_string(ns + [table.name])!r} has no published version yet")
@@ -854,11 +865,10 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
 
     @_translating
     def list_table_versions(self, request):
-        ns, table = self._lance_table(request.id)
-        if not is_managed(table):
+        found = self._managed_or_none(request)
+        if found is None:
             return super().list_table_versions(request)
-        if getattr(request, "branch", None):
-            raise UnsupportedOperationError("branches of implementation-managed tables are not supported")
+        ns, table = found
         by_key = {
             f"{(1 << 62) - r['version'] if request.descending else r['version']:020d}": r
             for r in self._versions(ns, table)
@@ -869,8 +879,7 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
     @_translating
     def batch_delete_table_versions(self, request):
         """Forget versions (Lance's cleanup calls this after removing their files)."""
-        if getattr(request, "branch", None):
-            raise UnsupportedOperationError("branches of implementation-managed tables are not supported")
+        _no_managed_branch(request)
         if not request.ranges:
             raise InvalidInputError("BatchDeleteTableVersions needs at least one range")
         for r in request.ranges:

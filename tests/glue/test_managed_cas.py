@@ -18,7 +18,7 @@ import lance_ns
 
 ACCT = "111122223333"
 LOCATION = "s3://wh/root/db/t.lance"
-HISTORY = [{"version": 1, "manifest_path": "wh/root/db/t.lance/_versions/18446744073709551614.manifest"}]
+HISTORY = [{"version": 1, "manifest_path": "root/db/t.lance/_versions/18446744073709551614.manifest"}]
 PARAMS = {"table_type": "lance", "managed_versioning": "true", "lance_ns.versions": json.dumps(HISTORY)}
 
 
@@ -36,7 +36,7 @@ def get_table(stub, version_id="3"):
 
 def commit_request(version=2):
     return {"id": ["db", "t"], "version": version,
-            "manifest_path": f"wh/root/db/t.lance/_versions/{(1 << 64) - 1 - version:020d}.manifest-abc"}
+            "manifest_path": f"root/db/t.lance/_versions/{(1 << 64) - 1 - version:020d}.manifest-abc"}
 
 
 def test_a_commit_is_conditioned_on_the_version_id_read_and_a_lost_race_is_code_14():
