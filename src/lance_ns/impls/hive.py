@@ -289,8 +289,9 @@ class _HiveBase(CatalogNamespace):
     supports_cascade = True
     supports_managed_versioning = False
     managed_refusal = (
-        "the Hive Metastore's alter_table has no compare-and-swap, and its lock API (lock/check_lock/"
-        "unlock, which needs the metastore's transaction tables) is not used for commits yet"
+        "the Hive Metastore's alter_table has no compare-and-swap; its lock API (lock/check_lock/unlock) "
+        "needs the metastore's transaction tables (schematool's transaction schema: a metastore created "
+        "by DataNucleus answers lock with an internal error) and lance-ns does not commit through it yet"
     )
 
     def __init__(self, **properties: str):
