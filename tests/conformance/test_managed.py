@@ -15,7 +15,7 @@ import pyarrow as pa
 import pytest
 from lance_namespace import LanceNamespaceError
 
-from lance_ns.conformance.checks_managed import _Stager
+from lance_ns.conformance.checks_managed import Stager
 
 from .test_concurrency import OK, THREADS, assert_one_winner, race
 
@@ -43,7 +43,7 @@ def test_racing_commits_of_one_version_have_one_winner(scope):
     lance.write_dataset(pa.table({"v": ["seed"]}), namespace_client=c, table_id=tid, mode="append")
     staged = []
     for i in range(THREADS):  # every writer stages version 2 on top of version 1
-        stager = _Stager(c)
+        stager = Stager(c)
         with pytest.raises(Exception):
             lance.write_dataset(pa.table({"v": [f"w{i}"]}), namespace_client=stager, table_id=tid, mode="append")
         staged.append({**stager.staged, "id": tid})

@@ -21,7 +21,7 @@ import pytest
 from lance_namespace import LanceNamespaceError
 
 import lance_ns
-from lance_ns.conformance.checks_managed import _Stager
+from lance_ns.conformance.checks_managed import Stager
 from lance_ns.server import run_server_in_thread
 
 REPO = Path(__file__).resolve().parents[2]
@@ -106,7 +106,7 @@ def test_batch_commit_is_atomic_across_tables(tmp_path):
         lance.write_dataset(rows(name), namespace_client=ns, table_id=[name], mode="create")
     staged = {}
     for name in ("a", "b"):
-        stager = _Stager(ns)
+        stager = Stager(ns)
         with pytest.raises(Exception):
             lance.write_dataset(rows(name + "2"), namespace_client=stager, table_id=[name], mode="append")
         staged[name] = {**stager.staged, "id": [name]}

@@ -7,7 +7,7 @@ to storage is not reflected.  The checks need the "managed" capability (a
 backend class declaring ``supports_managed_versioning``); a backend declaring
 it has none must refuse such a table with code 0 (tests/conformance/test_managed.py).
 
-Staging manifests come from pylance itself: :class:`_Stager` lets pylance
+Staging manifests come from pylance itself: :class:`Stager` lets pylance
 prepare a commit through the namespace and keeps the CreateTableVersion request
 instead of sending it, so a check can send that request with every field.
 """
@@ -26,7 +26,7 @@ _NEEDS = frozenset({"managed", "data"})
 _BATCH = 2
 
 
-class _Stager(LanceNamespace):
+class Stager(LanceNamespace):
     """A namespace client that lets pylance stage a commit without publishing it."""
 
     def __init__(self, inner: LanceNamespace):
@@ -94,7 +94,7 @@ def _stage(var: str):
     def fn(run) -> str | None:
         import lance
 
-        stager = _Stager(run.target.client)
+        stager = Stager(run.target.client)
         try:
             lance.write_dataset(_rows(_BATCH), namespace_client=stager, table_id=run.expand(list(_TABLE)),
                                 mode="append")
