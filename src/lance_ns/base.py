@@ -12,7 +12,9 @@
 from __future__ import annotations
 
 import errno
+import concurrent.futures
 import functools
+import threading
 import inspect
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
@@ -108,9 +110,19 @@ def is_name_too_long(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG
 
 
+#: threads that run operations pylance calls back from its own (Rust) threads; see normalising
+_CALLBACK_THREADS = concurrent.futures.ThreadPoolExecutor(max_workers=32, thread_name_prefix="lance-ns-callback")
+
+
 def normalising(fn: Callable, op: Operation) -> Callable:
     @functools.wraps(fn)
     def wrapper(self, request=None, *args, **kwargs):
+        if isinstance(threading.current_thread(), threading._DummyThread):
+            # Called back by pylance from one of its Rust threads (a commit of an
+            # implementation-managed table): pylance called from such a thread aborts
+            # the process ("PyEval_SaveThread ... GIL is released"), so the operation,
+            # which may well use pylance, runs on a Python thread of our own.
+            return _CALLBACK_THREADS.submit(wrapper, self, request, *args, **kwargs).result()
         req = coerce_request(request, op.request)
         if getattr(req, "id", None) is not None:
             validate_id(req.id)

@@ -43,32 +43,43 @@ The rules written once here, for every backend (the directory namespace too):
 from __future__ import annotations
 
 import functools
+import json
 import logging
+import time
 from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 from lance_namespace import (
+    BatchCommitTablesResponse,
+    BatchCreateTableVersionsResponse,
+    BatchDeleteTableVersionsResponse,
     CreateNamespaceResponse,
+    CreateTableVersionResponse,
     DeclareTableResponse,
     DeregisterTableResponse,
     DescribeNamespaceResponse,
     DescribeTableResponse,
+    DescribeTableVersionResponse,
     DropNamespaceResponse,
     DropTableResponse,
     ListNamespacesResponse,
     ListTablesResponse,
+    ListTableVersionsResponse,
     NamespaceExistsResponse,
     RegisterTableResponse,
     RenameTableResponse,
     TableExistsResponse,
 )
 
-from . import storage
+from lance_namespace_urllib3_client.models import CommitTableResult, TableVersion
+
+from . import storage, tables
 from .base import NamespaceBase, is_name_too_long
 from .dataops import TableDataOps
 from .errors import (
     ConcurrentModificationError,
     InternalError,
+    InvalidTableStateError,
     InvalidInputError,
     LanceNamespaceError,
     NamespaceAlreadyExistsError,
@@ -76,6 +87,7 @@ from .errors import (
     NamespaceNotFoundError,
     TableAlreadyExistsError,
     TableNotFoundError,
+    TableVersionNotFoundError,
     UnsupportedOperationError,
 )
 from .identifiers import split_table_id, to_string, validate_id
@@ -98,6 +110,15 @@ RESERVED_PARTS = frozenset(
     {"_versions", "_indices", "_deletions", "_transactions", "_refs", "__manifest",
      ".lance-reserved", ".lance-deregistered"}
 )
+#: the property (of the connection, a namespace, or a table's creation request) that makes
+#: tables created from then on implementation-managed; recorded per table under this key
+MANAGED_KEY = "managed_versioning"
+#: where a catalog table object keeps the version history of an implementation-managed
+#: table (JSON list of TableVersion dicts, ascending); never shown as a property
+VERSIONS_KEY = "lance_ns.versions"
+#: how many times a version commit is retried when the catalog object changed meanwhile
+#: for a reason other than another version (a property update)
+_CAS_ATTEMPTS = 8
 #: how many parent directories are checked for a Lance table around a location
 _MAX_ANCESTORS = 32
 
@@ -106,6 +127,25 @@ def purge_requested(request) -> bool:
     """Whether a drop request asks to delete data the namespace does not own."""
     context = getattr(request, "context", None) or {}
     return str(context.get(PURGE_CONTEXT_KEY, "")).lower() in ("true", "1", "yes")
+
+
+def _truthy(value) -> bool:
+    return str(value).strip().lower() in ("true", "1", "yes", "on")
+
+
+def is_managed(table: "CatalogTable") -> bool:
+    """Whether a table is implementation-managed (its kind is recorded at creation)."""
+    return _truthy((table.properties or {}).get(MANAGED_KEY, ""))
+
+
+def _no_managed_branch(request) -> None:
+    if getattr(request, "branch", None):
+        raise UnsupportedOperationError("branches of implementation-managed tables are not supported")
+
+
+def _shown(properties: dict[str, str] | None) -> dict[str, str]:
+    """A table's properties as answered: without the version history kept among them."""
+    return {k: v for k, v in (properties or {}).items() if k != VERSIONS_KEY}
 
 
 def _overlaps(a: str, b: str) -> bool:
@@ -121,6 +161,9 @@ class CatalogTable:
     properties: dict[str, str] = field(default_factory=dict)
     #: the catalog's own table kind (HMS/Glue ``EXTERNAL_TABLE``, Unity ``EXTERNAL``)
     kind: str | None = None
+    #: the catalog's version of the object as read (Glue ``VersionId``): what a
+    #: compare-and-swap of its properties is conditioned on
+    token: str | None = None
 
 
 def is_lance_properties(properties: dict[str, str] | None) -> bool:
@@ -261,14 +304,14 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
             return len(ns) in self.table_depths
         return len(ns) >= self.min_table_depth
 
-    def _require_table_namespace(self, ns: list[str]) -> None:
+    def _require_table_namespace(self, ns: list[str]) -> dict[str, str]:
         depths = self.table_depths
         if not self._holds_tables(ns):
             levels = "any level below the root" if depths is None else f"level {', '.join(map(str, depths))}"
             raise InvalidInputError(
                 f"tables of {type(self).__name__} live in namespaces at {levels}, not in {to_string(ns)!r}"
             )
-        self._require_namespace(ns)
+        return self._require_namespace(ns)
 
     def _lance_table(self, table_id) -> tuple[list[str], CatalogTable]:
         ns, name = split_table_id(table_id)
@@ -416,11 +459,13 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
             namespace=ns,
             location=table.location,
             storage_options=opts or None,
-            properties=dict(table.properties),
+            properties=_shown(table.properties),
         )
         if request.with_table_uri:
             resp.table_uri = table.location
-        if request.load_detailed_metadata or request.version is not None or request.tag or request.check_declared:
+        if is_managed(table):
+            self._describe_managed(ns, table, resp, request, opts)
+        elif request.load_detailed_metadata or request.version is not None or request.tag or request.check_declared:
             self._add_detail(resp, request, opts)
         return resp
 
@@ -432,8 +477,10 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
 
     @_translating
     def table_exists(self, request):
-        _, table = self._lance_table(request.id)
-        if request.version is not None:
+        ns, table = self._lance_table(request.id)
+        if request.version is not None and is_managed(table):
+            self._published(ns, table, request.version)
+        elif request.version is not None:
             from . import detail
 
             detail.open_dataset(table.location, self._table_storage_options(table), request.version)
@@ -446,7 +493,7 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
     @_translating
     def declare_table(self, request):
         ns, name = split_table_id(request.id)
-        self._require_table_namespace(ns)
+        ns_props = self._require_table_namespace(ns)
         if request.location:
             location = self._checked_location(ns, name, request.location)
         else:
@@ -456,17 +503,26 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
         if not request.location:
             location = self._unused_default_location(location)
         props = self._stored_properties(request.properties)
+        managed = self._wants_managed(request.properties, ns_props)
+        if managed:
+            props[MANAGED_KEY] = "true"
         table = CatalogTable(name=name, location=location, properties=props, kind=self.lance_table_kind)
         self._create_table(ns, table)
         self._declared(ns, table)
         return DeclareTableResponse(
-            location=location, storage_options=self.storage_options or None, properties=props or None
+            location=location, storage_options=self.storage_options or None, properties=props or None,
+            managed_versioning=True if managed else None,
         )
 
     @_translating
     def register_table(self, request):
         ns, name = split_table_id(request.id)
         mode = RegisterMode.parse(request.mode, RegisterMode.CREATE)
+        if _truthy((request.properties or {}).get(MANAGED_KEY, "")):
+            raise UnsupportedOperationError(
+                "RegisterTable adopts a table as storage-managed: its history was written outside the "
+                "namespace (create the table through the namespace to have it implementation-managed)"
+            )
         self._require_table_namespace(ns)
         location = self._checked_location(ns, name, request.location)
         if storage.lance_version(location, self.storage_options) is None:
@@ -490,13 +546,13 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
         ns, table = self._lance_table(request.id)
         self._remove_entry(ns, table)
         self._deregistered(ns, table)
-        return DeregisterTableResponse(id=ns + [table.name], location=table.location, properties=table.properties)
+        return DeregisterTableResponse(id=ns + [table.name], location=table.location, properties=_shown(table.properties))
 
     @_translating
     def drop_table(self, request):
         ns, table = self._lance_table(request.id)
         self._drop_table_object(ns, table, purge_requested(request))
-        return DropTableResponse(id=ns + [table.name], location=table.location, properties=table.properties)
+        return DropTableResponse(id=ns + [table.name], location=table.location, properties=_shown(table.properties))
 
     # -- catalog state: RenameTable, ListAllTables -------------------------------------
     @_translating
@@ -563,7 +619,8 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
                 yield from self._tables_below(ns + [child], include_declared)
 
     def _stored_properties(self, properties) -> dict[str, str]:
-        props = dict(properties or {})
+        # the kind and the history are the namespace's to record (declare_table, the version ops)
+        props = {k: v for k, v in (properties or {}).items() if k not in (MANAGED_KEY, VERSIONS_KEY)}
         if self.marks_lance_tables:
             props[TABLE_TYPE_KEY] = LANCE
         return props
@@ -669,3 +726,265 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
                 raise InvalidInputError(
                     f"location {raw!r} overlaps the location of table {to_string(ns + [other.name])!r}"
                 )
+
+    # -- implementation-managed tables -----------------------------------------------------
+    # The namespace holds the history: a version exists once the namespace granted it
+    # (``_add_versions``, one compare-and-swap per commit), and only granted versions are
+    # answered, read or built upon.  A write made straight to storage is never reflected.
+
+    #: whether this backend can hold the version history of implementation-managed tables
+    #: with a compare-and-swap of its own (the conformance capability "managed")
+    supports_managed_versioning: bool = False
+    #: why not, when it cannot (the code 0 answer)
+    managed_refusal: str = "this namespace has no compare-and-swap to commit table versions with"
+
+    def managed_default(self) -> bool:
+        """Whether the connection's properties make new tables implementation-managed."""
+        return self.bool_prop(MANAGED_KEY, False)
+
+    def _wants_managed(self, request_properties, ns_properties) -> bool:
+        """The kind of a table being created: its request's property, else its namespace's,
+        else the connection's.  Refused with code 0 where the backend cannot hold it."""
+        for props in (request_properties, ns_properties):
+            if props and MANAGED_KEY in props:
+                wanted = _truthy(props[MANAGED_KEY])
+                break
+        else:
+            wanted = self.managed_default()
+        if wanted and not self.supports_managed_versioning:
+            raise UnsupportedOperationError(f"implementation-managed tables: {self.managed_refusal}")
+        return wanted
+
+    # primitives: the history of one table (a backend without a better place overrides
+    # only _swap_table_properties, and the history lives in the table object's properties)
+    def _versions(self, ns: list[str], table: CatalogTable) -> list[dict]:
+        """The published versions of ``table`` (TableVersion dicts), ascending."""
+        raw = (table.properties or {}).get(VERSIONS_KEY)
+        return json.loads(raw) if raw else []
+
+    def _add_versions(self, items: list[tuple[list[str], CatalogTable, list[dict]]]) -> bool:
+        """Atomically append ``records`` to each table's history, each table as read
+        (``table`` is the snapshot the caller saw); False when any changed meanwhile."""
+        if len(items) != 1:
+            raise UnsupportedOperationError(
+                f"{type(self).__name__} cannot commit several tables atomically"
+            )
+        ns, table, records = items[0]
+        return self._swap_history(ns, table, self._versions(ns, table) + records)
+
+    def _remove_versions(self, ns: list[str], table: CatalogTable, numbers: set[int]) -> bool:
+        """Remove versions from ``table``'s history as read; False when it changed meanwhile."""
+        return self._swap_history(ns, table, [v for v in self._versions(ns, table) if v["version"] not in numbers])
+
+    def _swap_history(self, ns: list[str], table: CatalogTable, history: list[dict]) -> bool:
+        props = dict(table.properties or {})
+        props[VERSIONS_KEY] = json.dumps(history, separators=(",", ":"))
+        return self._swap_table_properties(ns, table, props)
+
+    def _swap_table_properties(self, ns: list[str], table: CatalogTable, properties: dict[str, str]) -> bool:
+        """Replace the table object's properties iff it is still as ``table`` was read
+        (the catalog's own compare-and-swap); False when it changed meanwhile."""
+        raise UnsupportedOperationError(f"implementation-managed tables: {self.managed_refusal}")
+
+    # shared rules
+    def _managed_table(self, table_id) -> tuple[list[str], CatalogTable]:
+        ns, table = self._lance_table(table_id)
+        if not is_managed(table):
+            raise UnsupportedOperationError(
+                f"table {to_string(ns + [table.name])!r} is storage-managed: its versions are "
+                "committed by writing to storage (create it with managed_versioning=true to have "
+                "the namespace hold them)"
+            )
+        return ns, table
+
+    def _published(self, ns: list[str], table: CatalogTable, version: int | None) -> dict | None:
+        """The published record of ``version`` (None: the latest; None if there is none)."""
+        history = self._versions(ns, table)
+        if version is None:
+            return history[-1] if history else None
+        for record in history:
+            if record["version"] == version:
+                return record
+        raise TableVersionNotFoundError(
+            f"version {version} of table {to_string(ns + [table.name])!r} was never published by the namespace"
+        )
+
+    def _describe_managed(self, ns, table, resp, request, opts) -> None:
+        latest = self._published(ns, table, None)
+        resp.managed_versioning = True
+        if request.version is not None:
+            self._published(ns, table, request.version)  # 11 for a version the namespace never published
+        detail = request.load_detailed_metadata or request.version is not None or request.tag
+        if request.check_declared or request.load_detailed_metadata:
+            resp.is_only_declared = latest is None
+        if latest is None:
+            if detail:
+                raise InvalidTableStateError(f"table {to_string(ns + [table.name])!r} has no published version yet")
+            return
+        if detail:
+            pinned = None if request.tag else (request.version if request.version is not None else latest["version"])
+            self._add_detail(resp, request.model_copy(update={"version": pinned}), opts)
+            if request.tag:
+                self._published(ns, table, resp.version)
+        resp.version = resp.version if detail else latest["version"]
+        shown = self._published(ns, table, resp.version)
+        resp.metadata = {**(resp.metadata or {}), "manifest_path": shown["manifest_path"]}
+
+    def _commit_versions(self, entries: list) -> list[dict]:
+        """Publish one staged version per entry (CreateTableVersionRequest-like), atomically.
+
+        Each entry's version must follow its table's latest published one: a
+        commit built on a version the namespace never published (Lance numbers
+        commits after the newest manifest in storage, a bypass write's too) is
+        refused with code 14, and those unpublished manifests are set aside so
+        that the writer's retry builds on the namespace's latest version.  The
+        versions are granted first (compare-and-swap: of racing commits exactly
+        one wins, the others get code 14), then the staging manifests are copied
+        to their place, so no two writers ever write one version's manifest.
+        """
+        seen: set[tuple] = set()
+        plan = []
+        for entry in entries:
+            _no_managed_branch(entry)
+            ns, table = self._managed_table(entry.id)
+            key = tuple(ns + [table.name])
+            if key in seen:
+                raise InvalidInputError(f"table {to_string(list(key))!r} appears twice in one commit")
+            seen.add(key)
+            latest = self._published(ns, table, None)
+            expected = (latest["version"] if latest else 0) + 1
+            opts = self._table_storage_options(table)
+            if entry.version != expected:
+                moved = []
+                if entry.version > expected:
+                    moved = tables.set_aside_unpublished(
+                        table.location, opts, lambda v, n=ns, t=table.name, e=expected: v < e or self._granted(n, t, v)
+                    )
+                raise ConcurrentModificationError(
+                    f"version {entry.version} of table {to_string(list(key))!r} does not follow the latest "
+                    f"version the namespace published ({expected - 1})"
+                    + (f"; versions {moved} written to storage directly were set aside, retry the commit"
+                       if moved else "")
+                )
+            staging = tables.staged_manifest(table.location, entry.manifest_path)
+            scheme = entry.naming_scheme or "V2"
+            record = TableVersion(
+                version=entry.version,
+                manifest_path=tables.object_store_path(
+                    storage.join(table.location, "_versions", tables.manifest_name(entry.version, scheme))),
+                manifest_size=entry.manifest_size,
+                e_tag=entry.e_tag,
+                timestamp_millis=int(time.time() * 1000),
+                metadata=dict(entry.metadata) if entry.metadata else None,
+            ).to_dict()
+            plan.append((ns, table, record, staging, scheme, opts))
+        if not self._add_versions([(ns, table, [record]) for ns, table, record, *_ in plan]):
+            raise ConcurrentModificationError(
+                "another commit published a version of "
+                + ", ".join(repr(to_string(ns + [t.name])) for ns, t, *_ in plan) + " first; retry"
+            )
+        for ns, table, record, staging, scheme, opts in plan:
+            try:
+                tables.publish_manifest(table.location, opts, staging, record["version"], scheme)
+            except Exception:
+                self._withdraw(ns, table.name, record["version"])
+                raise
+        return [record for _, _, record, *_ in plan]
+
+    def _granted(self, ns: list[str], name: str, version: int) -> bool:
+        """Whether ``version`` is in the table's record now (read afresh: a racing commit
+        may have been granted it since this one was refused)."""
+        table = self._get_table(ns, name)
+        return table is not None and any(v["version"] == version for v in self._versions(ns, table))
+
+    def _withdraw(self, ns: list[str], name: str, version: int) -> None:
+        """Take back a granted version whose manifest could not be put in place."""
+        for _ in range(_CAS_ATTEMPTS):
+            table = self._get_table(ns, name)
+            if table is None or self._remove_versions(ns, table, {version}):
+                return
+
+    @_translating
+    def create_table_version(self, request):
+        (record,) = self._commit_versions([request])
+        return CreateTableVersionResponse(version=TableVersion.from_dict(record))
+
+    @_translating
+    def batch_create_table_versions(self, request):
+        if not request.entries:
+            raise InvalidInputError("BatchCreateTableVersions needs at least one entry")
+        records = self._commit_versions(list(request.entries))
+        return BatchCreateTableVersionsResponse(versions=[TableVersion.from_dict(r) for r in records])
+
+    def _managed_or_none(self, request):
+        """(ns, table) of a managed table, or None for a storage-managed one (storage answers)."""
+        ns, table = self._lance_table(request.id)
+        if not is_managed(table):
+            return None
+        _no_managed_branch(request)
+        return ns, table
+
+    @_translating
+    def describe_table_version(self, request):
+        found = self._managed_or_none(request)
+        if found is None:
+            return super().describe_table_version(request)
+        ns, table = found
+        record = self._published(ns, table, request.version)
+        if record is None:
+            raise TableVersionNotFoundError(f"table {to_string(ns + [table.name])!r} has no published version yet")
+        return DescribeTableVersionResponse(version=TableVersion.from_dict(record))
+
+    @_translating
+    def list_table_versions(self, request):
+        found = self._managed_or_none(request)
+        if found is None:
+            return super().list_table_versions(request)
+        ns, table = found
+        by_key = {
+            f"{(1 << 62) - r['version'] if request.descending else r['version']:020d}": r
+            for r in self._versions(ns, table)
+        }
+        page, token = paginate(sorted(by_key), request.limit, request.page_token)
+        return ListTableVersionsResponse(versions=[TableVersion.from_dict(by_key[k]) for k in page], page_token=token)
+
+    @_translating
+    def batch_delete_table_versions(self, request):
+        """Forget versions (Lance's cleanup calls this after removing their files)."""
+        _no_managed_branch(request)
+        if not request.ranges:
+            raise InvalidInputError("BatchDeleteTableVersions needs at least one range")
+        for r in request.ranges:
+            if r.start_version < 0 or r.end_version < r.start_version:
+                raise InvalidInputError(f"invalid version range [{r.start_version}, {r.end_version})")
+        ns, table = self._managed_table(request.id)
+        for _ in range(_CAS_ATTEMPTS):
+            history = [v["version"] for v in self._versions(ns, table)]
+            doomed = {v for v in history for r in request.ranges if r.start_version <= v < r.end_version}
+            if history and history[-1] in doomed:
+                raise InvalidInputError("the latest version of a table cannot be deleted")
+            if not doomed or self._remove_versions(ns, table, doomed):
+                return BatchDeleteTableVersionsResponse(deleted_count=len(doomed))
+            ns, table = self._managed_table(request.id)
+        raise ConcurrentModificationError("the table's versions kept changing; retry")
+
+    @_translating
+    def batch_commit_tables(self, request):
+        """Several tables' new versions in one atomic commit (the operations must all be
+        ``create_table_version``: declare/deregister/delete inside a batch are refused)."""
+        if not request.operations:
+            raise InvalidInputError("BatchCommitTables needs at least one operation")
+        entries = []
+        for op in request.operations:
+            others = [f for f in ("declare_table", "delete_table_versions", "deregister_table") if getattr(op, f)]
+            if others or op.create_table_version is None:
+                raise UnsupportedOperationError(
+                    "BatchCommitTables commits create_table_version operations only "
+                    f"(got {others or 'an empty operation'})"
+                )
+            entries.append(op.create_table_version)
+        records = self._commit_versions(entries)
+        return BatchCommitTablesResponse(
+            results=[CommitTableResult(create_table_version=CreateTableVersionResponse(version=TableVersion.from_dict(r)))
+                     for r in records]
+        )

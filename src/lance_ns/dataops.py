@@ -164,13 +164,30 @@ class TableDataOps(NamespaceBase):
 
     def _dataset(self, request, version: int | None = None, tag: str | None = None):
         _no_branch(request)
-        location, opts = self._where(request.id)
+        location, opts, resp = self._described(request.id)
+        if resp.managed_versioning:
+            return self._managed_dataset(request.id, location, opts, version, tag), location
         return tables.open_dataset(location, opts, version, tag), location
 
-    def _write(self, data, location: str, opts: dict, mode: str):
+    # An implementation-managed table is opened and written through this namespace
+    # (pylance's namespace client): reads resolve the namespace's published versions,
+    # commits go through CreateTableVersion.  Opening it by its location instead would
+    # read, and commit on top of, whatever storage holds.
+    def _managed_dataset(self, table_id, location: str, opts: dict, version=None, tag=None):
         import lance
 
         with tables.translated(location):
+            ds = lance.dataset(namespace_client=self, table_id=list(table_id), version=version,
+                               storage_options=opts or None)
+        return tables.checkout(ds, location, None, tag)
+
+    def _write(self, data, location: str, opts: dict, mode: str, table_id=None, managed: bool = False):
+        import lance
+
+        with tables.translated(location):
+            if managed:
+                return lance.write_dataset(data, namespace_client=self, table_id=list(table_id), mode=mode,
+                                           storage_options=opts or None)
             return lance.write_dataset(data, location, mode=mode, storage_options=opts or None)
 
     def _first_version(self, data, location: str, opts: dict):
@@ -230,7 +247,7 @@ class TableDataOps(NamespaceBase):
             try:
                 declared = self.declare_table(DeclareTableRequest(id=request.id, properties=request.properties))
                 declared_here = True
-                location = declared.location
+                location, managed = declared.location, bool(declared.managed_versioning)
                 opts = {**self.storage_options, **(declared.storage_options or {}), **overrides}
             except TableAlreadyExistsError:  # another client declared it since we looked
                 existing = self._existing(request.id)
@@ -238,8 +255,11 @@ class TableDataOps(NamespaceBase):
                     raise
         if existing is not None:
             location, opts = existing.location, {**self.storage_options, **(existing.storage_options or {}), **overrides}
+            managed = bool(existing.managed_versioning)
             if not existing.is_only_declared:
-                return self._create_over_existing(mode, request.id, data, location, opts)
+                return self._create_over_existing(mode, request.id, data, location, opts, managed)
+        if managed:
+            return self._create_managed(mode, request.id, data, location, opts, declared_here)
         try:
             ds, fragments = self._first_version(data, location, opts)
         except _Taken:  # another client created the declared table first
@@ -266,14 +286,34 @@ class TableDataOps(NamespaceBase):
         except (TableNotFoundError, NamespaceNotFoundError):
             return False
 
-    def _create_over_existing(self, mode: WriteMode, table_id, data, location: str, opts: dict):
+    def _create_over_existing(self, mode: WriteMode, table_id, data, location: str, opts: dict,
+                              managed: bool = False):
         """CreateTable of a table that has data: Create loses, ExistOk keeps it, Overwrite replaces it."""
         if mode is WriteMode.CREATE:
             raise TableAlreadyExistsError(f"table {table_id!r} already exists")
         if mode is WriteMode.EXIST_OK:
-            ds = tables.open_dataset(location, opts)
+            ds = self._managed_dataset(table_id, location, opts) if managed else tables.open_dataset(location, opts)
         else:
-            ds = self._write(data, location, opts, "overwrite")
+            ds = self._write(data, location, opts, "overwrite", table_id, managed)
+        return CreateTableResponse(location=location, version=ds.version, storage_options=opts or None)
+
+    def _create_managed(self, mode: WriteMode, table_id, data, location: str, opts: dict, declared_here: bool):
+        """The first version of an implementation-managed table, committed through the
+        namespace: of racing creators the namespace grants version 1 once; the others
+        then find the table created."""
+        try:
+            ds = self._write(data, location, opts, "append", table_id, managed=True)
+        except ConcurrentModificationError:
+            existing = self._existing(table_id)
+            if existing is not None and not existing.is_only_declared:
+                return self._create_over_existing(mode, table_id, data, location, opts, True)
+            raise
+        except Exception:
+            if declared_here and self._still_declared(table_id, location):
+                existing = self._existing(table_id)
+                if existing is not None and existing.is_only_declared:
+                    self.deregister_table(DeregisterTableRequest(id=table_id))
+            raise
         return CreateTableResponse(location=location, version=ds.version, storage_options=opts or None)
 
     def insert_into_table(self, request, request_data: bytes):
@@ -283,6 +323,9 @@ class TableDataOps(NamespaceBase):
         if mode not in (WriteMode.APPEND, WriteMode.OVERWRITE):
             raise InvalidInputError("InsertIntoTable mode must be Append or Overwrite")
         location, opts, resp = self._described(request.id, check_declared=True)
+        if resp.managed_versioning:  # the namespace grants its first version, like every other
+            ds = self._write(data, location, opts, mode.value, request.id, managed=True)
+            return InsertIntoTableResponse(num_inserted_rows=data.num_rows, version=ds.version)
         if resp.is_only_declared:
             # the first insert into a declared table creates it, as pylance's append
             # does; when another insert created it first, ours is an ordinary write

@@ -18,7 +18,7 @@ import struct
 import pyarrow as pa
 
 from .base import is_panic  # noqa: F401 - re-exported
-from .detail import fill_detail, open_dataset, schema_to_json  # noqa: F401 - re-exported
+from .detail import checkout, fill_detail, open_dataset, schema_to_json  # noqa: F401 - re-exported
 from .errors import (
     ConcurrentModificationError,
     InternalError,
@@ -265,3 +265,130 @@ def table_to_ipc_file(table: pa.Table) -> bytes:
     with pa.ipc.new_file(sink, table.schema) as writer:
         writer.write_table(table)
     return sink.getvalue()
+
+
+# -- implementation-managed tables: staging manifest -> published version ---------------
+#: Lance's manifest naming schemes (``naming_scheme`` of CreateTableVersion)
+_V2_BASE = (1 << 64) - 1
+
+
+def manifest_name(version: int, naming_scheme: str | None = "V2") -> str:
+    """The file name of ``version``'s manifest in ``_versions/`` (V2: inverted, zero-padded)."""
+    if (naming_scheme or "V2").upper() == "V1":
+        return f"{version}.manifest"
+    if (naming_scheme or "V2").upper() != "V2":
+        raise InvalidInputError(f"unknown naming_scheme {naming_scheme!r} (V1 or V2)")
+    return f"{_V2_BASE - version:020d}.manifest"
+
+
+def _manifest_version(name: str) -> int | None:
+    """The version a ``_versions/`` file name holds (None: not a manifest)."""
+    stem, dot, ext = name.rpartition(".")
+    if ext != "manifest" or not stem.isdigit():
+        return None
+    n = int(stem)
+    return _V2_BASE - n if len(stem) == 20 else n
+
+
+def object_store_path(location: str) -> str:
+    """A location as Lance's object store names it: the path inside its bucket, without
+    the leading slash (``/data/t.lance`` -> ``data/t.lance``, ``s3://b/p/t.lance`` -> ``p/t.lance``)."""
+    from urllib.parse import urlparse
+
+    from .storage import is_uri
+
+    return (urlparse(location).path if is_uri(location) else location).strip("/")
+
+
+def staged_manifest(location: str, manifest_path: str) -> str:
+    """The staging manifest a commit names, as a location inside the table's ``_versions/``.
+
+    A client may only hand over a file of the table itself: anything else (another
+    table's file, ``..``) is refused, so CreateTableVersion never reads foreign data.
+    """
+    from .storage import join
+
+    prefix = object_store_path(location) + "/_versions/"
+    path = (manifest_path or "").lstrip("/")
+    name = path[len(prefix):] if path.startswith(prefix) else ""
+    if not name or "/" in name or name in (".", ".."):
+        raise InvalidInputError(
+            f"manifest_path {manifest_path!r} is not a staging manifest in the table's _versions/ ({prefix})"
+        )
+    return join(location, "_versions", name)
+
+
+def _read_bytes(location: str, opts: dict | None) -> bytes | None:
+    from .storage import _filesystem
+
+    fs, path = _filesystem(location, opts)
+    try:
+        with fs.open_input_stream(path) as f:
+            return f.read()
+    except (FileNotFoundError, OSError) as e:
+        if isinstance(e, FileNotFoundError) or "not found" in str(e).lower() or "no such" in str(e).lower():
+            return None
+        raise
+
+
+def _write_bytes(location: str, opts: dict | None, data: bytes) -> None:
+    from .storage import _filesystem
+
+    fs, path = _filesystem(location, opts)
+    with fs.open_output_stream(path) as out:
+        out.write(data)
+
+
+def _set_aside(location: str, opts: dict | None, data: bytes) -> None:
+    """Keep a manifest the namespace never published under a name Lance ignores
+    (recoverable by hand, invisible to readers), then remove it from its place."""
+    import uuid
+
+    _write_bytes(f"{location}-unpublished-{uuid.uuid4().hex[:8]}", opts, data)
+    delete_location(location, opts)
+
+
+def publish_manifest(location: str, opts: dict | None, staging: str, version: int,
+                     naming_scheme: str | None) -> str:
+    """Copy a staging manifest to ``version``'s place in ``_versions/``; its object-store path.
+
+    Called only once the namespace granted ``version`` to this commit, so
+    whatever sits at that place is no published version: a file written there by
+    a writer bypassing the namespace is set aside (see :func:`_set_aside`).
+    """
+    from .storage import join
+
+    data = _read_bytes(staging, opts)
+    if data is None:
+        raise InvalidInputError(f"staging manifest {staging!r} does not exist")
+    final = join(location, "_versions", manifest_name(version, naming_scheme))
+    existing = _read_bytes(final, opts)
+    if existing is not None and existing != data:
+        _set_aside(final, opts, existing)
+    if existing != data:
+        _write_bytes(final, opts, data)
+    return object_store_path(final)
+
+
+def set_aside_unpublished(location: str, opts: dict | None, is_published) -> list[int]:
+    """Set aside every manifest in ``_versions/`` whose version ``is_published(v)`` denies;
+    the versions set aside.  Lance numbers a new commit after the newest manifest in
+    storage, so a namespace commit after a bypass write would build on it."""
+    import pyarrow.fs as pafs
+
+    from .storage import _filesystem, join
+
+    fs, path = _filesystem(join(location, "_versions"), opts)
+    moved = []
+    for info in fs.get_file_info(pafs.FileSelector(path, allow_not_found=True)):
+        name = info.path.rstrip("/").rsplit("/", 1)[-1]
+        v = _manifest_version(name)
+        if info.type != pafs.FileType.File or v is None or is_published(v):
+            continue
+        data = _read_bytes(join(location, "_versions", name), opts)
+        if data is not None:
+            _set_aside(join(location, "_versions", name), opts, data)
+            moved.append(v)
+    if moved:  # Lance's hint of the latest version may name a version just set aside
+        delete_location(join(location, "_versions", "latest_version_hint.json"), opts)
+    return sorted(moved)

@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import ERRORS
+from . import checks_managed
 from .model import NS, Call, Check, Fn, Http, Skipped
 from .checks_catalog_ops import checks as catalog_ops_checks
 
@@ -602,6 +603,7 @@ def _scenario() -> list[Check]:
     from .checks_data import data_checks  # here, not above: it reuses this module's verifiers
 
     checks += data_checks()
+    checks += checks_managed.checks()
     return checks
 
 

@@ -18,6 +18,7 @@ from lance_namespace import LanceNamespace
 CAPABILITY_ATTRIBUTES: dict[str, str] = {
     "cascade": "supports_cascade",  # DropNamespace behavior=Cascade
     "drop_missing_ok": "drop_missing_ok",  # DropNamespace of a missing namespace succeeds (Iceberg spec)
+    "managed": "supports_managed_versioning",  # implementation-managed tables (managed_versioning)
 }
 
 

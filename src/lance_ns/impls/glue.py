@@ -340,6 +340,7 @@ class GlueNamespace(CatalogNamespace):
             location=(t.get("StorageDescriptor") or {}).get("Location"),
             properties=dict(t.get("Parameters") or {}),
             kind=t.get("TableType"),
+            token=t.get("VersionId"),
         )
 
     def _list_tables(self, ns):
@@ -394,6 +395,29 @@ class GlueNamespace(CatalogNamespace):
             if _code(e) == "EntityNotFoundException":
                 raise TableNotFoundError(f"table {to_string(ns + [table.name])!r} does not exist") from e
             raise
+
+    # -- implementation-managed tables: UpdateTable conditioned on the VersionId read ----------
+    supports_managed_versioning = True
+
+    def _swap_table_properties(self, ns, table, properties):
+        """Glue's compare-and-swap: UpdateTable with the ``VersionId`` the table was read at
+        fails with ConcurrentModificationException when it changed meanwhile (what
+        Iceberg's Glue catalog commits with)."""
+        if not table.token:
+            raise UnsupportedOperationError(
+                "implementation-managed tables: this Glue endpoint answers no table VersionId to commit against"
+            )
+        changed = CatalogTable(name=table.name, location=table.location, properties=properties, kind=table.kind)
+        try:
+            self.glue.update_table(TableInput=self._table_input(changed), VersionId=table.token,
+                                   **self._table_kw(ns))
+        except botocore.exceptions.ClientError as e:
+            if _code(e) == "ConcurrentModificationException":
+                return False
+            if _code(e) == "EntityNotFoundException":
+                raise TableNotFoundError(f"table {to_string(ns + [table.name])!r} does not exist") from e
+            raise
+        return True
 
     def _delete_table(self, ns, name):
         try:

@@ -293,6 +293,12 @@ def _check_hive_name(name: str) -> str:
 class _HiveBase(CatalogNamespace):
     lance_table_kind = EXTERNAL_TABLE
     supports_cascade = True
+    supports_managed_versioning = False
+    managed_refusal = (
+        "the Hive Metastore's alter_table has no compare-and-swap; its lock API (lock/check_lock/unlock) "
+        "needs the metastore's transaction tables (schematool's transaction schema: a metastore created "
+        "by DataNucleus answers lock with an internal error) and lance-ns does not commit through it yet"
+    )
 
     def __init__(self, **properties: str):
         super().__init__(**properties)

@@ -202,6 +202,11 @@ _BARE_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://$")
 class IcebergRestNamespace(CatalogNamespace):
     impl_name = "iceberg"
     supports_cascade = False  # the spec: only Restrict drops
+    supports_managed_versioning = False
+    managed_refusal = (
+        "an Iceberg REST commit can only require table state (uuid, schema, refs), not properties, "
+        "and lance-ns does not yet commit table versions through it"
+    )
     drop_missing_ok = True  # the spec: DropNamespace is idempotent
     location_suffix = ""  # {root}/{warehouse}/{namespace...}/{table}
 

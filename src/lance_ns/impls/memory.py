@@ -29,6 +29,7 @@ class _Node:
 
 class MemoryNamespace(CatalogNamespace):
     impl_name = "memory"
+    supports_managed_versioning = True  # the compare-and-swap is a lock
 
     def __init__(self, **properties: str):
         if not properties.get("root"):
@@ -105,3 +106,23 @@ class MemoryNamespace(CatalogNamespace):
             if self._get_table(new_ns, new_name) is not None:
                 raise TableAlreadyExistsError(f"table {new_name!r} already exists")
             super()._rename_table(ns, table, new_ns, new_name)
+
+    def _swap_table_properties(self, ns, table, properties):
+        with self._lock:
+            node = self._node(ns)
+            current = node.tables.get(table.name) if node else None
+            if current is None or current.properties != table.properties:
+                return False
+            current.properties = dict(properties)
+            return True
+
+    def _add_versions(self, items):
+        with self._lock:  # every table checked and changed under one lock: atomic
+            for ns, table, _ in items:
+                node = self._node(ns)
+                current = node.tables.get(table.name) if node else None
+                if current is None or current.properties != table.properties:
+                    return False
+            for ns, table, records in items:
+                self._swap_history(ns, table, self._versions(ns, table) + records)
+            return True

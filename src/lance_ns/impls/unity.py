@@ -92,6 +92,11 @@ class UnityNamespace(CatalogNamespace):
     max_depth = 2
     creatable_depths = (2,)
     supports_cascade = False  # the spec: only Restrict drops
+    supports_managed_versioning = False
+    managed_refusal = (
+        "Unity Catalog's API has no conditional table update (no version or etag precondition on a "
+        "table), so two commits could both win"
+    )
     default_root = "/tmp/lance"
 
     def __init__(self, **properties: str):

@@ -194,7 +194,8 @@ class _WriteSpec:
         else:
             op = lance.LanceOperation.Append(frags)
         tx = lance.Transaction(read_version=read_version or 0, operation=op, transaction_properties=properties)
-        return lance.LanceDataset.commit(self.ref.uri, tx, storage_options=self.ref.storage_options or None)
+        return lance.LanceDataset.commit(self.ref.uri, tx, storage_options=self.ref.storage_options or None,
+                                         **self.ref.commit_options())
 
     def delete_files(self, messages) -> None:
         """Delete the data files of uncommitted fragments (best effort per file)."""

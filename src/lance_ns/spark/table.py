@@ -33,11 +33,23 @@ class TableRef:
     storage_options: dict[str, str] = field(default_factory=dict)
     table_id: list[str] | None = None  # set when resolved through a namespace
     ns_config: dict[str, str] | None = None  # flat config to reconnect with
+    #: implementation-managed: versions are the namespace's, read and committed through it
+    managed: bool = False
 
     def open(self, version: int | str | None = None):
         import lance
 
+        if self.managed:
+            return lance.dataset(namespace_client=self.namespace(), table_id=self.table_id, version=version,
+                                 storage_options=self.storage_options or None)
         return lance.dataset(self.uri, version=version, storage_options=self.storage_options or None)
+
+    def commit_options(self) -> dict:
+        """What ``LanceDataset.commit`` needs to commit through the namespace (managed tables)."""
+        if not self.managed:
+            return {}
+        return {"namespace_client": self.namespace(), "table_id": self.table_id,
+                "namespace_client_managed_versioning": True}
 
     def exists(self) -> bool:
         return latest_version(self) is not None
@@ -114,7 +126,8 @@ def resolve(options: Mapping[str, str] | SourceOptions, create: bool = False) ->
         raise error("InvalidInputError", f"namespace gave no location for table {table_id}")
     storage = dict(resp.storage_options or {})
     storage.update(opts.storage)
-    return TableRef(uri=resp.location, storage_options=storage, table_id=table_id, ns_config=opts.ns_config), declared
+    return TableRef(uri=resp.location, storage_options=storage, table_id=table_id, ns_config=opts.ns_config,
+                    managed=bool(resp.managed_versioning)), declared
 
 
 def latest_version(ref: TableRef) -> int | None:
@@ -124,5 +137,9 @@ def latest_version(ref: TableRef) -> int | None:
         return ref.open().version
     except ValueError as e:  # pylance's "Dataset at path ... was not found"
         if "not found" in str(e).lower():
+            return None
+        raise
+    except OSError as e:  # a managed table the namespace published no version of yet
+        if ref.managed and "not found" in str(e).lower():
             return None
         raise

@@ -25,7 +25,7 @@ from lance_ns.conformance import capabilities
 
 #: capabilities a backend may have; the suite checks the behaviour either way
 #: (e.g. without "cascade", a Cascade drop must answer Unsupported, code 0).
-#: "cascade" and "drop_missing_ok" are declared by the backend classes
+#: "cascade", "drop_missing_ok" and "managed" are declared by the backend classes
 #: themselves (lance_ns.conformance.CAPABILITY_ATTRIBUTES), read by
 #: :func:`declared_caps`; the others describe what this test environment offers.
 CAPABILITIES = {
@@ -37,6 +37,7 @@ CAPABILITIES = {
     "table_properties",  # table properties round-trip
     "register",  # RegisterTable of an existing Lance table location
     "drop_missing_ok",  # DropNamespace of a missing namespace succeeds (Iceberg spec)
+    "managed",  # implementation-managed tables (managed_versioning), declared by the class
 }
 
 

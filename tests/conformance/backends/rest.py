@@ -9,6 +9,7 @@
   the tests are expected failures (strict, so a fix upstream is noticed).
 """
 
+import inspect
 from contextlib import contextmanager
 
 import lance.namespace
@@ -72,10 +73,22 @@ class ModelsOnly(LanceNamespace):
 
 def _delegate(op):
     def method(self, request=None, *args):
-        return getattr(self.inner, op.method)(coerce_request(request, op.request), *args)
+        fn = getattr(self.inner, op.method)
+        request = coerce_request(request, op.request)
+        if _wants_dict(fn):  # the table-version methods of pylance's wrapper take and return dicts
+            out = fn(request.to_dict(), *args)
+            return op.response.from_dict(out) if isinstance(out, dict) and op.response else out
+        return fn(request, *args)
 
     method.__name__ = op.method
     return method
+
+
+def _wants_dict(fn) -> bool:
+    try:
+        return inspect.signature(fn).parameters["request"].annotation in (dict, "dict")
+    except (KeyError, TypeError, ValueError):
+        return False
 
 
 for _op in OPERATIONS.values():
@@ -146,13 +159,16 @@ PYLANCE_SERVER_DEPARTURES = {
     "scenario:data.tags.paging": "ListTableTags ignores limit: every tag, no page_token",
     "scenario:data.merge.bad_timeout": "MergeInsertIntoTable accepts a timeout that is no duration ('soon') and writes",
     "scenario:data.declare.location": "DeclareTable refuses absolute locations, even one it returned itself",
+    "test_managed_mode_is_held_or_refused": (
+        "a table declared with managed_versioning=true is created storage-managed (its managed mode is "
+        "the connection's table_version_tracking_enabled, which keeps no history of its own)"
+    ),
 }
 
 #: where pylance 14.0.2's Python RestNamespace wrapper departs (the Rust client behind it is fine)
 PYLANCE_CLIENT_DEPARTURES = {
-    "scenario:table.version.describe": (
-        "RestNamespace.describe_table_version wants a dict: a DescribeTableVersionRequest raises TypeError"
-    ),
+    "scenario:managed.batch_create": "RestNamespace has no batch_create_table_versions (the interface's default: unsupported)",
+    "scenario:managed.batch_commit": "RestNamespace has no batch_commit_tables (the interface's default: unsupported)",
 }
 
 

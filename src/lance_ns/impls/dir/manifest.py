@@ -41,6 +41,8 @@ log = logging.getLogger(__name__)
 
 TABLE = "table"
 NAMESPACE = "namespace"
+#: a published version of an implementation-managed table (lance-ns's own rows)
+TABLE_VERSION = "table_version"
 
 SCHEMA = pa.schema(
     [
@@ -191,6 +193,13 @@ class Manifest:
         with self._lock:
             return [e for oid, e in self._entries.items() if oid.startswith(start)]
 
+    def with_prefix(self, prefix: str, kind: str) -> list[Entry]:
+        """The entries of ``kind`` whose object_id starts with ``prefix``, by object_id."""
+        self.refresh()
+        with self._lock:
+            return sorted((e for o, e in self._entries.items() if e.kind == kind and o.startswith(prefix)),
+                          key=lambda e: e.object_id)
+
     def entries(self, kind: str) -> list[Entry]:
         """Every entry of ``kind`` (TABLE or NAMESPACE)."""
         self.refresh()
@@ -223,15 +232,19 @@ class Manifest:
 
     def insert(self, entry: Entry) -> None:
         """Add ``entry``; raise :class:`Exists` if its object_id is taken."""
+        self.insert_many([entry])
+
+    def insert_many(self, entries: list[Entry]) -> None:
+        """Add every entry in one commit, or none: raise :class:`Exists` if any object_id is taken."""
         import lance
 
         row = pa.table(
             {
-                "object_id": [entry.object_id],
-                "object_type": [entry.kind],
-                "location": [entry.location],
-                "metadata": [json.dumps(entry.properties, sort_keys=True) if entry.properties else None],
-                "base_objects": pa.nulls(1, SCHEMA.field("base_objects").type),
+                "object_id": [e.object_id for e in entries],
+                "object_type": [e.kind for e in entries],
+                "location": [e.location for e in entries],
+                "metadata": [json.dumps(e.properties, sort_keys=True) if e.properties else None for e in entries],
+                "base_objects": pa.nulls(len(entries), SCHEMA.field("base_objects").type),
             },
             schema=SCHEMA,
         )
@@ -239,9 +252,10 @@ class Manifest:
             self._ensure_table()
             for attempt in range(_MAX_ATTEMPTS):
                 self.refresh()
-                existing = self._entries.get(entry.object_id)
-                if existing is not None:
-                    raise Exists(existing)
+                for entry in entries:
+                    existing = self._entries.get(entry.object_id)
+                    if existing is not None:
+                        raise Exists(existing)
                 base = self._version
                 try:
                     # an append based on the version checked above (one data file + one commit)
@@ -250,27 +264,33 @@ class Manifest:
                     if "conflict" not in str(e).lower() or attempt == _MAX_ATTEMPTS - 1:
                         raise
                     continue
-                if ds.version == base + 1:  # nothing committed in between: ours is the only row
+                if ds.version == base + 1:  # nothing committed in between: ours are the only rows
                     self._ds, self._version = ds, ds.version
-                    self._put(entry)
+                    for entry in entries:
+                        self._put(entry)
                 else:
-                    self._settle(ds, entry)
+                    self._settle(ds, entries)
                 self._maybe_compact()
                 return
-        raise ConcurrentModificationError(f"could not add {entry.object_id!r} to the manifest")
+        raise ConcurrentModificationError(f"could not add {entries[0].object_id!r} to the manifest")
 
-    def _settle(self, ds, entry: Entry) -> None:
+    def _settle(self, ds, entries: list[Entry]) -> None:
         """Other commits landed between our check and our commit: the first row wins."""
         mine = max(f.fragment_id for f in ds.get_fragments())  # the newest fragment at our version
-        first = ds.scanner(columns=["object_id"], filter=f"object_id = {_literal(entry.object_id)}",
-                           with_row_address=True, scan_in_order=True).to_table()
-        if first.num_rows and (first.column("_rowaddr")[0].as_py() >> 32) != mine:
+        oids = [e.object_id for e in entries]
+        rows = ds.scanner(columns=["object_id"], filter="object_id IN (" + ", ".join(map(_literal, oids)) + ")",
+                          with_row_address=True, scan_in_order=True).to_table()
+        first: dict[str, int] = {}
+        for oid, addr in zip(rows.column("object_id").to_pylist(), rows.column("_rowaddr").to_pylist()):
+            first.setdefault(oid, addr >> 32)
+        lost = [oid for oid in oids if first.get(oid, mine) != mine]
+        if lost:
             try:
-                self._remove_fragment(ds, mine, entry.object_id)
+                self._remove_fragment(ds, mine, oids[0])
             except Exception as e:  # noqa: BLE001 - a leftover duplicate is harmless: readers take the first
-                log.warning("could not remove duplicate manifest row for %s: %s", entry.object_id, e)
+                log.warning("could not remove duplicate manifest rows for %s: %s", oids, e)
             self._load(self._open())
-            raise Exists(self._entries.get(entry.object_id) or entry)
+            raise Exists(self._entries.get(lost[0]) or entries[0])
         self._load(ds)
 
     def _remove_fragment(self, ds, fragment_id: int, oid: str) -> None:

@@ -25,7 +25,12 @@ Properties:
 * ``allow_external_locations`` (default false): RegisterTable/DeclareTable may
   point outside the root;
 * ``manifest_compact_every`` (default 32), ``manifest_retain_versions``
-  (default 8): manifest upkeep (see manifest.py).
+  (default 8): manifest upkeep (see manifest.py);
+* ``managed_versioning`` (or pylance's name ``table_version_tracking_enabled``,
+  default false): tables created from then on are implementation-managed; their
+  published versions are rows of ``__manifest`` (object type ``table_version``,
+  which pylance's own DirectoryNamespace ignores), granted one per version by the
+  manifest's conditional insert, several tables in one commit.
 
 What a drop deletes: the directory of a table whose location is the one the
 layout gives its id (``<root>/<name>.lance``, a listed ``<root>/<name>/``, or a
@@ -35,6 +40,7 @@ else keeps its data unless the request's context says ``purge``.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import threading
@@ -66,7 +72,7 @@ from .layout import (
     nested_dir_name,
     object_id,
 )
-from .manifest import NAMESPACE, TABLE, Entry, Exists, Manifest
+from .manifest import NAMESPACE, TABLE, TABLE_VERSION, Entry, Exists, Manifest
 
 #: how long a remote root listing is reused for continuation pages
 _REMOTE_LISTING_TTL = 30.0
@@ -92,6 +98,8 @@ class DirectoryNamespace(CatalogNamespace):
     marks_lance_tables = False  # every table of a directory is a Lance table
     location_suffix = TABLE_SUFFIX
 
+    supports_managed_versioning = True
+
     def __init__(self, **properties: str):
         super().__init__(**properties)
         root = self.prop("root", required=True)
@@ -114,6 +122,9 @@ class DirectoryNamespace(CatalogNamespace):
             if self.manifest_enabled
             else None
         )
+        if self.manifest is None:
+            self.supports_managed_versioning = False
+            self.managed_refusal = "the version history lives in __manifest, which needs manifest_enabled=true"
         self._listing_lock = threading.Lock()
         self._abs_cache: dict[str, str] = {}  # stored location -> absolute
         # (manifest version, dir key, time, sorted names, listed name -> location)
@@ -391,7 +402,8 @@ class DirectoryNamespace(CatalogNamespace):
             entry = self.manifest.get(object_id(ns + [name])) if self.manifest else None
             if entry is None:
                 return None  # a listed root table: its directory is the table
-            return self.manifest.delete([entry.object_id]) > 0
+            rows = [e.object_id for e in self._version_rows(entry.object_id)]
+            return self.manifest.delete([entry.object_id] + rows) > 0
         finally:
             self._invalidate_listing()
 
@@ -409,7 +421,8 @@ class DirectoryNamespace(CatalogNamespace):
         if table.entry is None:
             return  # found by listing the root: the directory is the table
         try:
-            if not self.manifest.delete([table.entry.object_id]):
+            oid = table.entry.object_id
+            if not self.manifest.delete([oid] + [e.object_id for e in self._version_rows(oid)]):
                 raise TableNotFoundError(f"table {to_string(ns + [table.name])!r} does not exist")  # a racing drop won
         finally:
             self._invalidate_listing()
@@ -486,3 +499,48 @@ class DirectoryNamespace(CatalogNamespace):
             # a root directory would be found again by listing: mark it, as pylance does
             self.files.write(storage.join(table.location, DEREGISTERED), MARKER_BODY)
         self._invalidate_listing()
+
+    # -- implementation-managed tables: the history as __manifest rows -----------------------
+    def managed_default(self) -> bool:
+        return self.bool_prop("managed_versioning", self.bool_prop("table_version_tracking_enabled", False))
+
+    @staticmethod
+    def _version_row_id(oid: str, version: int) -> str:
+        # "/" never occurs in a name: no table or namespace can have this id
+        return f"{oid}/v/{version:020d}"
+
+    def _version_rows(self, oid: str) -> list[Entry]:
+        if self.manifest is None:
+            return []
+        return self.manifest.with_prefix(f"{oid}/v/", TABLE_VERSION)
+
+    def _versions(self, ns, table):
+        if table.entry is None:
+            return []
+        return [json.loads(e.properties["record"]) for e in self._version_rows(table.entry.object_id)]
+
+    def _add_versions(self, items):
+        """One manifest commit for every table: a version's row id is unique, so of
+        racing commits of one version exactly one lands (manifest.insert_many)."""
+        rows = []
+        for ns, table, records in items:
+            if table.entry is None:
+                return False
+            for r in records:
+                rows.append(Entry(self._version_row_id(table.entry.object_id, r["version"]), TABLE_VERSION, None,
+                                  {"record": json.dumps(r, sort_keys=True)}))
+        try:
+            self.manifest.insert_many(rows)
+        except Exists:
+            return False
+        for ns, table, _ in items:  # a table dropped meanwhile takes its new rows with it
+            if self.manifest.get(table.entry.object_id) is None:
+                self.manifest.delete([r.object_id for r in rows])
+                raise TableNotFoundError(f"table {to_string(ns + [table.name])!r} was dropped meanwhile")
+        return True
+
+    def _remove_versions(self, ns, table, numbers):
+        if table.entry is None:
+            return True
+        self.manifest.delete([self._version_row_id(table.entry.object_id, v) for v in numbers])
+        return True
