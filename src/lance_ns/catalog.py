@@ -411,7 +411,8 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
         )
         if request.with_table_uri:
             resp.table_uri = table.location
-        if request.load_detailed_metadata or request.version is not None or request.tag or request.check_declared:
+        if (request.load_detailed_metadata or request.version is not None or request.tag or request.check_declared
+                or request.branch):
             self._add_detail(resp, request, opts)
         return resp
 

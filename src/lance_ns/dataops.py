@@ -55,9 +55,17 @@ from .errors import (
 )
 from .modes import WriteMode
 from .paging import paginate
+from .tableops import TableOps
 
 _VECTOR_INDEXES = {"IVF_FLAT", "IVF_PQ", "IVF_SQ", "IVF_HNSW_PQ", "IVF_HNSW_SQ", "IVF_HNSW_FLAT", "IVF_RQ"}
 _SCALAR_INDEXES = {"BTREE", "BITMAP", "LABEL_LIST", "INVERTED", "FTS", "NGRAM", "ZONEMAP", "BLOOMFILTER"}
+
+
+def lance_write(data, target, mode: str, opts: dict | None = None):
+    """``lance.write_dataset`` to a location, or to an open dataset (its branch)."""
+    import lance
+
+    return lance.write_dataset(data, target, mode=mode, storage_options=opts or None)
 
 
 class _Taken(Exception):
@@ -85,13 +93,12 @@ def _withdraw_first_version(location: str, opts: dict, fragments) -> None:
     _remove_data_files(location, opts, fragments)
 
 
-def _no_branch(request) -> None:
-    if getattr(request, "branch", None):
-        raise UnsupportedOperationError("branches are not supported by this namespace")
-
-
-class TableDataOps(NamespaceBase):
-    """Mixin implementing CreateTable, InsertInto..., indices, versions and tags."""
+class TableDataOps(TableOps, NamespaceBase):
+    """Mixin implementing CreateTable, InsertInto..., indices, versions and tags
+    (and, through :class:`~lance_ns.tableops.TableOps`, schema evolution,
+    branches, stats, query plans and transactions).  Every operation with a
+    ``branch`` field reads or writes that branch of the table (pylance's
+    branches: ``<location>/tree/<branch>``)."""
 
     # -- helpers ------------------------------------------------------------------
     def _where(self, table_id, **describe) -> tuple[str, dict]:
@@ -108,15 +115,14 @@ class TableDataOps(NamespaceBase):
         return resp.location, opts, resp
 
     def _dataset(self, request, version: int | None = None, tag: str | None = None):
-        _no_branch(request)
+        """The table of ``request.id`` on the request's branch (main when none), at ``version`` or ``tag``."""
         location, opts = self._where(request.id)
-        return tables.open_dataset(location, opts, version, tag), location
+        branch = getattr(request, "branch", None)
+        return tables.open_dataset(location, opts, version, tag, branch=branch), location
 
     def _write(self, data, location: str, opts: dict, mode: str):
-        import lance
-
         with tables.translated(location):
-            return lance.write_dataset(data, location, mode=mode, storage_options=opts or None)
+            return lance_write(data, location, mode, opts)
 
     def _first_version(self, data, location: str, opts: dict):
         """Commit version 1 of a table, or raise :class:`_Taken` if another writer did.
@@ -221,11 +227,15 @@ class TableDataOps(NamespaceBase):
         return CreateTableResponse(location=location, version=ds.version, storage_options=opts or None)
 
     def insert_into_table(self, request, request_data: bytes):
-        _no_branch(request)
         data = tables.ipc_to_table(request_data, self.limits.max_decoded_bytes)
         mode = WriteMode.parse(request.mode, WriteMode.APPEND)
         if mode not in (WriteMode.APPEND, WriteMode.OVERWRITE):
             raise InvalidInputError("InsertIntoTable mode must be Append or Overwrite")
+        if request.branch:  # a branch exists only on a table with data: no first version to settle
+            ds, location = self._dataset(request)
+            with tables.translated(location):
+                ds = lance_write(data, ds, mode.value)
+            return InsertIntoTableResponse(num_inserted_rows=data.num_rows, version=ds.version)
         location, opts, resp = self._described(request.id, check_declared=True)
         if resp.is_only_declared:
             # the first insert into a declared table creates it, as pylance's append
@@ -286,6 +296,13 @@ class TableDataOps(NamespaceBase):
 
     def query_table(self, request):
         ds, location = self._dataset(request, request.version)
+        with tables.translated(location):
+            result = ds.to_table(**self._scan_arguments(ds, request))
+        return QueryTableResponse(data=tables.table_to_ipc_file(result))
+
+    def _scan_arguments(self, ds, request) -> dict:
+        """pylance scanner arguments of a query (QueryTable, and the plans of
+        Explain/AnalyzeTableQueryPlan, whose requests carry the same fields)."""
         columns = None
         if request.columns is not None:
             if request.columns.column_aliases:
@@ -315,9 +332,7 @@ class TableDataOps(NamespaceBase):
             if sq is None:
                 raise UnsupportedOperationError("only string full-text queries are supported")
             kwargs["full_text_query"] = {"query": sq.query, "columns": sq.columns} if sq.columns else sq.query
-        with tables.translated(location):
-            result = ds.to_table(**{k: v for k, v in kwargs.items() if v is not None})
-        return QueryTableResponse(data=tables.table_to_ipc_file(result))
+        return {k: v for k, v in kwargs.items() if v is not None}
 
     @staticmethod
     def _vector_column(ds) -> str:

@@ -18,7 +18,7 @@ import struct
 import pyarrow as pa
 
 from .base import is_panic  # noqa: F401 - re-exported
-from .detail import fill_detail, open_dataset, schema_to_json  # noqa: F401 - re-exported
+from .detail import checkout, fill_detail, open_dataset, schema_to_json  # noqa: F401 - re-exported
 from .errors import (
     ConcurrentModificationError,
     InternalError,
