@@ -324,6 +324,8 @@ class TableDataOps(TableOps, NamespaceBase):
                     nearest[dst] = value
             if request.bypass_vector_index:
                 nearest["use_index"] = False
+            if request.lower_bound is not None or request.upper_bound is not None:
+                nearest["distance_range"] = (request.lower_bound, request.upper_bound)
             kwargs["nearest"] = nearest
         else:
             kwargs["limit"] = request.k or None

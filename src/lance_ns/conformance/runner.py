@@ -69,7 +69,10 @@ class Run:
         fn = getattr(self.target.client, op.method)
         result = fn(model, data if data is not None else b"") if op.has_data else fn(model)
         if hasattr(result, "model_dump"):
-            return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+            try:
+                return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+            except UnicodeDecodeError:  # a binary payload (QueryTable's Arrow data) stays bytes
+                return result.model_dump(by_alias=True, exclude_none=True)
         return result if isinstance(result, dict) else {"value": result}
 
     def _over_the_wire(self, rest, op, req: dict, data: bytes | None) -> dict:

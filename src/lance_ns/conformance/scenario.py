@@ -226,7 +226,9 @@ def _needs_nesting(check: Check) -> Check:
 
 def scenario() -> list[Check]:
     """The ordered scenario.  Later checks may rely on the state earlier ones built."""
-    return [_needs_nesting(c) for c in _scenario()]
+    from .checks_table_ops import table_ops_checks
+
+    return [_needs_nesting(c) for c in _scenario() + table_ops_checks()]
 
 
 def _scenario() -> list[Check]:
