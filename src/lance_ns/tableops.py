@@ -271,12 +271,13 @@ class TableOps(NamespaceBase):
 
     # -- metadata ---------------------------------------------------------------------
     def update_table_schema_metadata(self, request):
-        """Merge the pairs into the schema metadata (one commit); answers the result."""
-        if not request.metadata:
-            raise InvalidInputError("metadata must hold at least one key")
+        """Replace the schema metadata with the pairs (one commit; an empty map
+        clears it), as the protocol's operation says; answers the result."""
+        if request.metadata is None:
+            raise InvalidInputError("metadata is required (an empty map clears the schema metadata)")
         ds, location = self._dataset(request)
         with tables.translated(location):
-            result = ds.update_schema_metadata(dict(request.metadata))
+            result = ds.update_schema_metadata(dict(request.metadata), replace=True)
         return UpdateTableSchemaMetadataResponse(metadata=dict(result), transaction_id=_transaction_id(ds))
 
     def update_field_metadata(self, request):

@@ -94,6 +94,8 @@ class Run:
         body = resp.json() if resp.content else {}  # an empty body: nothing to say (NamespaceExists)
         if not isinstance(body, dict):
             raise ValueError(f"HTTP {resp.status} with a body that is not a JSON object: {_clip(resp.text)}")
+        if route.response_field:  # a bare map stands for that response field
+            body = {route.response_field: body}
         if op.response is not None:
             op.response.model_validate(body)  # the protocol's response shape (a ValidationError fails the step)
         return body
@@ -201,6 +203,8 @@ def _needs_met(check: Check, target: Target, run: Run) -> str | None:
         return f"{check.after} did not pass"
     if "http" in check.needs and target.rest is None:
         return "needs a REST server (--uri)"
+    if "direct" in check.needs and target.rest is not None:
+        return "needs a direct (not REST) target: the protocol's body for this operation carries no such field"
     if "auth" in check.needs and target.anonymous is None:
         return "needs --auth-token"
     if "data" in check.needs and run.has_data is False:

@@ -177,6 +177,7 @@ def _pylance_server(tmp):
             scratch=str(tmp / "scratch-pylance"),
             departures=dict(PYLANCE_SERVER_DEPARTURES),
             race_limits=PYLANCE_SERVER_RACE_LIMITS,
+            third_party=True,
         )
         client.close()
     finally:
