@@ -472,18 +472,9 @@ class TableDataOps(TableOps, NamespaceBase):
 
     # -- tags ---------------------------------------------------------------------------------
     def list_table_tags(self, request):
-        ds, location = self._dataset(request)
-        with tables.translated(location):
-            tags = ds.tags.list()
-        page, token = paginate(sorted(tags), request.limit, request.page_token)
-        return ListTableTagsResponse(
-            tags={
-                name: TagContents(version=int(tags[name]["version"]), branch=tags[name].get("branch"),
-                                  manifestSize=int(tags[name].get("manifest_size") or 0))
-                for name in page
-            },
-            page_token=token,
-        )
+        tags, token = self._named_page(request, lambda ds: ds.tags.list(), lambda t: TagContents(
+            version=int(t["version"]), branch=t.get("branch"), manifestSize=int(t.get("manifest_size") or 0)))
+        return ListTableTagsResponse(tags=tags, page_token=token)
 
     def _tags(self, request, must_exist: bool | None):
         ds, location = self._dataset(request)

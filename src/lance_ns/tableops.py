@@ -348,24 +348,24 @@ class TableOps(NamespaceBase):
             raise
         return CreateTableBranchResponse()
 
-    def list_table_branches(self, request):
+    def _named_page(self, request, read, build) -> tuple[dict, str | None]:
+        """A page of a table's named references (tags, branches): ``read(ds)`` gives
+        name -> pylance's dict, ``build`` makes each the response's model."""
         ds, location = self._dataset(request)
         with tables.translated(location):
-            branches = ds.branches.list()
-        page, token = paginate(sorted(branches), request.limit, request.page_token)
-        return ListTableBranchesResponse(
-            branches={
-                name: BranchContents(
-                    parent_branch=branches[name].get("parent_branch"),
-                    parent_version=int(branches[name]["parent_version"]),
-                    create_at=int(branches[name]["create_at"]),
-                    manifest_size=int(branches[name].get("manifest_size") or 0),
-                    metadata=dict(branches[name].get("metadata") or {}) or None,
-                )
-                for name in page
-            },
-            page_token=token,
-        )
+            named = read(ds)
+        page, token = paginate(sorted(named), request.limit, request.page_token)
+        return {name: build(named[name]) for name in page}, token
+
+    def list_table_branches(self, request):
+        branches, token = self._named_page(request, lambda ds: ds.branches.list(), lambda b: BranchContents(
+            parent_branch=b.get("parent_branch"),
+            parent_version=int(b["parent_version"]),
+            create_at=int(b["create_at"]),
+            manifest_size=int(b.get("manifest_size") or 0),
+            metadata=dict(b.get("metadata") or {}) or None,
+        ))
+        return ListTableBranchesResponse(branches=branches, page_token=token)
 
     def delete_table_branch(self, request):
         ds, location = self._dataset(request)
