@@ -6,6 +6,8 @@ itself knows its versions, schema and statistics.
 
 from __future__ import annotations
 
+import re
+
 import pyarrow as pa
 from lance_namespace_urllib3_client.models import (
     JsonArrowDataType,
@@ -69,6 +71,25 @@ def arrow_type_to_json(t: pa.DataType) -> JsonArrowDataType:
 _SIMPLE_BY_NAME = {name: t for t, name in _SIMPLE.items()}
 
 
+#: arrow's own type strings (what arrow_type_to_json writes for parametric types) -> constructor
+_PARAMETRIC = (
+    (re.compile(r"timestamp\[(s|ms|us|ns)(?:, tz=(.+))?\]"), lambda unit, tz: pa.timestamp(unit, tz)),
+    (re.compile(r"decimal128\((\d+), (-?\d+)\)"), lambda p, s: pa.decimal128(int(p), int(s))),
+    (re.compile(r"decimal256\((\d+), (-?\d+)\)"), lambda p, s: pa.decimal256(int(p), int(s))),
+    (re.compile(r"duration\[(s|ms|us|ns)\]"), pa.duration),
+    (re.compile(r"time32\[(s|ms)\]"), pa.time32),
+    (re.compile(r"time64\[(us|ns)\]"), pa.time64),
+)
+
+
+def _parametric_type(text: str) -> pa.DataType:
+    for pattern, make in _PARAMETRIC:
+        match = pattern.fullmatch(text)
+        if match:
+            return make(*match.groups())
+    return pa.type_for_alias(text)
+
+
 def json_to_arrow_type(value) -> pa.DataType:
     """A JSON Arrow data type (the form :func:`arrow_type_to_json` writes, as a
     dict or model) -> the Arrow type; code 13 for one it cannot read."""
@@ -90,7 +111,7 @@ def json_to_arrow_type(value) -> pa.DataType:
             return pa.struct(children)
         if name == "fixed_size_binary" and t.length:
             return pa.binary(t.length)
-        return pa.type_for_alias(t.type)  # arrow's own names: timestamp[us, tz=UTC], decimal128(10, 2)...
+        return _parametric_type(t.type)
     except (ValueError, TypeError, KeyError, AttributeError) as e:
         raise InvalidInputError(f"data_type {value!r} is no Arrow type: {e}") from None
 
