@@ -25,6 +25,11 @@ def test_every_table_operation_answers(backend):
     if backend.third_party:
         pytest.skip("a third-party server: its departures are judged by test_scenario.py")
     results = _results(backend)
+    excused = set()  # a storage's documented departure (strict xfail in test_scenario) and what builds on it
+    for n in NAMES:
+        after = CHECKS[n].after
+        if f"scenario:{n}" in backend.departures or (after in excused and results[n].status == C.SKIP):
+            excused.add(n)
     not_passed = {n: f"{results[n].status}: {results[n].detail}" for n in NAMES
-                  if results[n].status != C.PASS and not _direct_only(n, results[n])}
+                  if results[n].status != C.PASS and not _direct_only(n, results[n]) and n not in excused}
     assert not not_passed, not_passed
