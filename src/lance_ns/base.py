@@ -233,6 +233,7 @@ class NamespaceBase(LanceNamespace):
             op.op_id
             for name, op in OPERATIONS.items()
             if getattr(cls, name, None) is not getattr(LanceNamespace, name, None)
+            and not getattr(getattr(cls, name, None), "__lance_ns_refused__", False)
         )
 
     def list_operations(self) -> list[str]:
@@ -254,6 +255,17 @@ class NamespaceBase(LanceNamespace):
         if op.has_data:
             return fn(request, request_data if request_data is not None else b"")
         return fn(request)
+
+
+def refused(reason: str) -> Callable:
+    """An operation answered Unsupported (code 0) with ``reason`` (why Lance or
+    the catalog has no way to do it); ListOperations does not list it."""
+
+    def operation(self, request=None, *args):
+        raise UnsupportedOperationError(reason)
+
+    operation.__lance_ns_refused__ = True  # type: ignore[attr-defined]
+    return operation
 
 
 def unsupported(what: str) -> LanceNamespaceError:

@@ -465,7 +465,8 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
             resp.table_uri = table.location
         if is_managed(table):
             self._describe_managed(ns, table, resp, request, opts)
-        elif request.load_detailed_metadata or request.version is not None or request.tag or request.check_declared:
+        elif (request.load_detailed_metadata or request.version is not None or request.tag or request.check_declared
+                or request.branch):
             self._add_detail(resp, request, opts)
         return resp
 

@@ -59,6 +59,7 @@ from .errors import (
 )
 from .modes import WriteMode
 from .paging import paginate
+from .tableops import TableOps
 
 _VECTOR_INDEXES = {"IVF_FLAT", "IVF_PQ", "IVF_SQ", "IVF_HNSW_PQ", "IVF_HNSW_SQ", "IVF_HNSW_FLAT", "IVF_RQ"}
 _SCALAR_INDEXES = {"BTREE", "BITMAP", "LABEL_LIST", "INVERTED", "FTS", "NGRAM", "ZONEMAP", "BLOOMFILTER"}
@@ -76,6 +77,13 @@ _FTS_PARAMS = {k: k for k in ("with_position", "base_tokenizer", "language", "ma
 def _given(request, names: dict[str, str]) -> dict:
     """The request's options that were given, under pylance's keywords."""
     return {kw: getattr(request, f) for f, kw in names.items() if getattr(request, f, None) is not None}
+
+
+def lance_write(data, target, mode: str, opts: dict | None = None):
+    """``lance.write_dataset`` to a location, or to an open dataset (its branch)."""
+    import lance
+
+    return lance.write_dataset(data, target, mode=mode, storage_options=opts or None)
 
 
 class _Taken(Exception):
@@ -140,13 +148,12 @@ def _full_text_query(fts):
     return MatchQuery(clause.terms, clause.column, **options)
 
 
-def _no_branch(request) -> None:
-    if getattr(request, "branch", None):
-        raise UnsupportedOperationError("branches are not supported by this namespace")
-
-
-class TableDataOps(NamespaceBase):
-    """Mixin implementing CreateTable, InsertInto..., indices, versions and tags."""
+class TableDataOps(TableOps, NamespaceBase):
+    """Mixin implementing CreateTable, InsertInto..., indices, versions and tags
+    (and, through :class:`~lance_ns.tableops.TableOps`, schema evolution,
+    branches, stats, query plans and transactions).  Every operation with a
+    ``branch`` field reads or writes that branch of the table (pylance's
+    branches: ``<location>/tree/<branch>``)."""
 
     # -- helpers ------------------------------------------------------------------
     def _where(self, table_id, **describe) -> tuple[str, dict]:
@@ -163,11 +170,14 @@ class TableDataOps(NamespaceBase):
         return resp.location, opts, resp
 
     def _dataset(self, request, version: int | None = None, tag: str | None = None):
-        _no_branch(request)
+        """The table of ``request.id`` on the request's branch (main when none), at ``version`` or ``tag``."""
         location, opts, resp = self._described(request.id)
+        branch = getattr(request, "branch", None)
         if resp.managed_versioning:
+            if branch:
+                raise UnsupportedOperationError("branches of implementation-managed tables are not supported")
             return self._managed_dataset(request.id, location, opts, version, tag), location
-        return tables.open_dataset(location, opts, version, tag), location
+        return tables.open_dataset(location, opts, version, tag, branch=branch), location
 
     # An implementation-managed table is opened and written through this namespace
     # (pylance's namespace client): reads resolve the namespace's published versions,
@@ -188,7 +198,7 @@ class TableDataOps(NamespaceBase):
             if managed:
                 return lance.write_dataset(data, namespace_client=self, table_id=list(table_id), mode=mode,
                                            storage_options=opts or None)
-            return lance.write_dataset(data, location, mode=mode, storage_options=opts or None)
+            return lance_write(data, location, mode, opts)
 
     def _first_version(self, data, location: str, opts: dict):
         """Commit version 1 of a table, or raise :class:`_Taken` if another writer did.
@@ -317,11 +327,15 @@ class TableDataOps(NamespaceBase):
         return CreateTableResponse(location=location, version=ds.version, storage_options=opts or None)
 
     def insert_into_table(self, request, request_data: bytes):
-        _no_branch(request)
         data = tables.ipc_to_table(request_data, self.limits.max_decoded_bytes)
         mode = WriteMode.parse(request.mode, WriteMode.APPEND)
         if mode not in (WriteMode.APPEND, WriteMode.OVERWRITE):
             raise InvalidInputError("InsertIntoTable mode must be Append or Overwrite")
+        if request.branch:  # a branch exists only on a table with data: no first version to settle
+            ds, location = self._dataset(request)
+            with tables.translated(location):
+                ds = lance_write(data, ds, mode.value)
+            return InsertIntoTableResponse(num_inserted_rows=data.num_rows, version=ds.version)
         location, opts, resp = self._described(request.id, check_declared=True)
         if resp.managed_versioning:  # the namespace grants its first version, like every other
             ds = self._write(data, location, opts, mode.value, request.id, managed=True)
@@ -391,6 +405,13 @@ class TableDataOps(NamespaceBase):
 
     def query_table(self, request):
         ds, location = self._dataset(request, request.version)
+        with tables.translated(location):
+            result = ds.to_table(**self._scan_arguments(ds, request))
+        return QueryTableResponse(data=tables.table_to_ipc_file(result))
+
+    def _scan_arguments(self, ds, request) -> dict:
+        """pylance scanner arguments of a query (QueryTable, and the plans of
+        Explain/AnalyzeTableQueryPlan, whose requests carry the same fields)."""
         columns = None
         if request.columns is not None:
             if request.columns.column_aliases:
@@ -419,9 +440,7 @@ class TableDataOps(NamespaceBase):
             kwargs["limit"] = request.k or None
         if request.full_text_query is not None:
             kwargs["full_text_query"] = _full_text_query(request.full_text_query)
-        with tables.translated(location):
-            result = ds.to_table(**{k: v for k, v in kwargs.items() if v is not None})
-        return QueryTableResponse(data=tables.table_to_ipc_file(result))
+        return {k: v for k, v in kwargs.items() if v is not None}
 
     @staticmethod
     def _vector_column(ds) -> str:
@@ -560,18 +579,9 @@ class TableDataOps(NamespaceBase):
 
     # -- tags ---------------------------------------------------------------------------------
     def list_table_tags(self, request):
-        ds, location = self._dataset(request)
-        with tables.translated(location):
-            tags = ds.tags.list()
-        page, token = paginate(sorted(tags), request.limit, request.page_token)
-        return ListTableTagsResponse(
-            tags={
-                name: TagContents(version=int(tags[name]["version"]), branch=tags[name].get("branch"),
-                                  manifestSize=int(tags[name].get("manifest_size") or 0))
-                for name in page
-            },
-            page_token=token,
-        )
+        tags, token = self._named_page(request, lambda ds: ds.tags.list(), lambda t: TagContents(
+            version=int(t["version"]), branch=t.get("branch"), manifestSize=int(t.get("manifest_size") or 0)))
+        return ListTableTagsResponse(tags=tags, page_token=token)
 
     def _tags(self, request, must_exist: bool | None):
         ds, location = self._dataset(request)

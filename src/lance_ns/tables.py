@@ -24,6 +24,7 @@ from .errors import (
     InternalError,
     InvalidInputError,
     LanceNamespaceError,
+    PermissionDeniedError,
     TableAlreadyExistsError,
     TableNotFoundError,
     TableSchemaValidationError,
@@ -69,6 +70,9 @@ def translate(exc: BaseException, location: str = "") -> LanceNamespaceError:
         return TableNotFoundError(f"no Lance table{where}: {text}")
     if "schema" in low and ("match" in low or "compatib" in low or "differ" in low):
         return TableSchemaValidationError(text)
+    if "lacked the necessary privileges" in low or "accessdenied" in low.replace(" ", ""):
+        # the storage refused the write or read (an S3 403): the caller's rights, not a bug here
+        return PermissionDeniedError(f"the storage refused access{where}: {text.splitlines()[0]}")
     if "conflict" in low or "retryable" in low:
         return ConcurrentModificationError(text)
     if isinstance(exc, (ValueError, TypeError, OverflowError, pa.ArrowInvalid, pa.ArrowTypeError, KeyError)):

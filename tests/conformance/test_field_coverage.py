@@ -26,17 +26,9 @@ TRANSPORT = {
 }
 
 #: operation -> fields no scenario check sends yet (the remaining work of issue 16)
-_BRANCH_OPS = (
-    "CountTableRows CreateTableTag DescribeTableVersion UpdateTableTag ListTableVersions DescribeTable "
-    "CreateTableIndex CreateTableScalarIndex DeleteFromTable DescribeTableIndexStats DropTableIndex InsertIntoTable "
-    "ListTableIndices MergeInsertIntoTable QueryTable RestoreTable UpdateTable"
-)
 NOT_YET_CHECKED = {
-    # branches: every data operation refuses them with code 0 (dataops._no_branch) until branches are
-    # implemented; their checks (accepting a working branch) come with that work
-    **{op: "branch" for op in _BRANCH_OPS.split()},
     # credential vending: no backend here vends credentials (a check needs a vending catalog)
-    "DescribeTable": "branch vend_credentials",
+    "DescribeTable": "vend_credentials",
     "DeclareTable": "vend_credentials",
 }
 

@@ -124,6 +124,27 @@ def test_declared_table_is_external_text_lance_with_no_columns(unity, ns, tmp_pa
     assert info["columns"] == []
 
 
+def test_schema_changes_refresh_the_columns(unity, ns):
+    """Unity has no table update: after AlterTable*Columns the entry is replaced
+    with the new schema's columns (its properties and location kept); a change on
+    a branch leaves main's columns alone."""
+    from lance_ns.conformance.scenario import arrow_stream
+
+    ns.create_namespace({"id": [CAT, "s"]})
+    t = [CAT, "s", "t"]
+    ns.create_table({"id": t, "properties": {"team": "ml"}}, arrow_stream())
+    before = unity.server.tables[f"{CAT}.s.t"]
+    ns.alter_table_add_columns({"id": t, "new_columns": [{"name": "double", "expression": "id * 2"}]})
+    ns.alter_table_alter_columns({"id": t, "alterations": [{"path": "name", "rename": "label"}]})
+    ns.create_table_branch({"id": t, "name": "dev"})
+    ns.alter_table_drop_columns({"id": t, "branch": "dev", "columns": ["double"]})
+    after = unity.server.tables[f"{CAT}.s.t"]
+    assert [c["name"] for c in after["columns"]] == ["id", "label", "double"]
+    assert after["properties"] == before["properties"] and after["storage_location"] == before["storage_location"]
+    ns.alter_table_drop_columns({"id": t, "columns": ["double"]})
+    assert [c["name"] for c in unity.server.tables[f"{CAT}.s.t"]["columns"]] == ["id", "label"]
+
+
 def test_registered_table_carries_its_arrow_schema_as_columns(unity, ns, tmp_path):
     ns.create_namespace({"id": [CAT, "s"]})
     data = pa.table(

@@ -71,7 +71,10 @@ class Run:
         if isinstance(getattr(result, "data", None), bytes):  # QueryTable's Arrow IPC file, as over REST
             return {"value": result.data}
         if hasattr(result, "model_dump"):
-            return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+            try:
+                return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+            except UnicodeDecodeError:  # a binary payload (QueryTable's Arrow data) stays bytes
+                return result.model_dump(by_alias=True, exclude_none=True)
         return result if isinstance(result, dict) else {"value": result}
 
     def _over_the_wire(self, rest, op, req: dict, data: bytes | None) -> dict:
@@ -93,6 +96,8 @@ class Run:
         body = resp.json() if resp.content else {}  # an empty body: nothing to say (NamespaceExists)
         if not isinstance(body, dict):
             raise ValueError(f"HTTP {resp.status} with a body that is not a JSON object: {_clip(resp.text)}")
+        if route.response_field:  # a bare map stands for that response field
+            body = {route.response_field: body}
         if op.response is not None:
             op.response.model_validate(body)  # the protocol's response shape (a ValidationError fails the step)
         return body
@@ -200,6 +205,8 @@ def _needs_met(check: Check, target: Target, run: Run) -> str | None:
         return f"{check.after} did not pass"
     if "http" in check.needs and target.rest is None:
         return "needs a REST server (--uri)"
+    if "direct" in check.needs and target.rest is not None:
+        return "needs a direct (not REST) target: the protocol's body for this operation carries no such field"
     if "auth" in check.needs and target.anonymous is None:
         return "needs --auth-token"
     if "data" in check.needs and run.has_data is False:

@@ -226,8 +226,11 @@ def _needs_nesting(check: Check) -> Check:
 
 def scenario() -> list[Check]:
     """The ordered scenario.  Later checks may rely on the state earlier ones built."""
+    from .checks_table_ops import table_ops_checks
+
     checks = _scenario()
     checks += catalog_ops_checks()
+    checks += table_ops_checks()
     return [_needs_nesting(c) for c in checks]
 
 

@@ -159,6 +159,11 @@ class RestNamespace(NamespaceBase):
                 params += [(p.name, v) for v in R.format_query_value(p, fields.pop(p.name))]
         content = None
         if route.body == "json":
+            if route.body_field:  # the protocol's body is that field's value (a bare map)
+                lost = sorted(k for k in fields if k not in (route.body_field, "id", "identity", "context"))
+                if lost:
+                    raise InvalidInputError(f"{route.op.op_id} over REST carries only {route.body_field!r}, not {lost}")
+                fields = fields.get(route.body_field) or {}
             content = json.dumps(fields, separators=(",", ":")).encode()
             headers["Content-Type"] = R.JSON
         elif route.body == "arrow":
@@ -216,6 +221,8 @@ class RestNamespace(NamespaceBase):
         model = route.op.response
         if model is None:
             return payload
+        if route.response_field:
+            payload = {route.response_field: payload}
         return model.from_dict(payload or {}) if hasattr(model, "from_dict") else model.model_validate(payload or {})
 
 

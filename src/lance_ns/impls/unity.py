@@ -11,7 +11,8 @@ knows no ``LANCE`` format), property ``table_type=lance`` and its
 ``storage_location``.  ``columns`` carry the Lance table's Arrow schema in
 Unity's form (:mod:`.unity_columns`) when a Lance table exists at the
 location (RegisterTable); a declared table has no data yet, so it is created
-with ``columns: []`` (the contract has no table update to fill them later).
+with ``columns: []``; the contract has no table update, so a schema change
+through lance-ns (AlterTable*Columns) replaces the entry to refresh them.
 
 Properties: ``endpoint`` (required; ``/api/2.1/unity-catalog`` is appended
 unless present), ``auth_token`` (bearer), ``connect_timeout`` /
@@ -270,6 +271,18 @@ class UnityNamespace(CatalogNamespace):
             if e.already_exists:
                 raise TableAlreadyExistsError(f"table {to_string(ns + [table.name])!r} already exists: {e.message}") from e
             raise
+
+    def _schema_changed(self, table_id, ds) -> None:
+        """Unity's contract has no table update, so after a schema change the entry
+        is replaced (delete, then create with the columns of the new schema).  The
+        data is never touched (an EXTERNAL table); if the create fails it is tried
+        once more, so the entry is not lost to one failed request."""
+        ns, table = self._lance_table(table_id)
+        self._delete_table(ns, table.name)
+        try:
+            self._create_table(ns, table)
+        except Exception:  # noqa: BLE001 - retried once; a second failure is raised
+            self._create_table(ns, table)
 
     def _columns_at(self, table: CatalogTable) -> list[dict]:
         """Unity columns of the Lance table at the location ([] when none exists yet)."""

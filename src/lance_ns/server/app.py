@@ -326,6 +326,8 @@ class NamespaceApp:
         data = None
         if route.body == "json":
             fields = await self._json_body(request)
+            if route.body_field:  # the body is the field's value itself (a bare map)
+                fields = {route.body_field: fields}
         elif route.body == "arrow":
             data = await self._arrow_body(request, op)
         if route.has_id:
@@ -400,6 +402,8 @@ class NamespaceApp:
             return JSONResponse(int(count or 0), status_code=route.status)
         if route.response == "text":
             return JSONResponse(result if isinstance(result, str) else str(result), status_code=route.status)
+        if route.response_field:  # the response body is that field's value (a bare map)
+            return JSONResponse(_to_jsonable(getattr(result, route.response_field, None) or {}), status_code=route.status)
         return JSONResponse(_to_jsonable(result), status_code=route.status)
 
     @staticmethod

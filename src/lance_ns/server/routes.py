@@ -51,6 +51,10 @@ class Route:
     body: str | None  # "json", "arrow" or None (no body)
     response: str  # "json" (a model), "count" (bare int), "text" (bare string), "arrow" (IPC file)
     status: int  # the success status
+    #: the request field that *is* the JSON body, when the document's body is a bare map
+    #: (UpdateTableSchemaMetadata), and likewise the response field the response body is
+    body_field: str | None = None
+    response_field: str | None = None
 
     @property
     def has_id(self) -> bool:
@@ -123,6 +127,30 @@ def _response_kind(doc: dict, op: dict) -> tuple[str, int]:
     return "json", 200
 
 
+def _response_schema(doc: dict, op: dict) -> dict:
+    for status, resp in op["responses"].items():
+        if str(status).startswith("2"):
+            if "$ref" in resp:
+                resp = doc["components"]["responses"][resp["$ref"].rsplit("/", 1)[-1]]
+            return resp.get("content", {}).get(JSON, {}).get("schema", {})
+    return {}
+
+
+#: fields that never travel in a bare-map body (the path, headers, or a wrapper-only option)
+_NOT_THE_MAP = {"identity", "context", "id", "branch", "transaction_id"}
+
+
+def _bare_map_field(model: type, schema: dict) -> str | None:
+    """The model field a bare-map JSON body stands for (the document's "REST NAMESPACE
+    ONLY: a direct object" operations), or None for the usual wrapped model."""
+    if "$ref" in schema or schema.get("type") != "object" or "additionalProperties" not in schema:
+        return None
+    candidates = [name for name in model.model_fields if name not in _NOT_THE_MAP]
+    if len(candidates) != 1:
+        raise RuntimeError(f"{model.__name__}: cannot tell which field the bare-map body is")
+    return candidates[0]
+
+
 def _build() -> dict[str, Route]:
     doc = openapi_document()
     shared = doc["components"]["parameters"]
@@ -143,7 +171,10 @@ def _build() -> dict[str, Route]:
             content = spec.get("requestBody", {}).get("content", {})
             body = "arrow" if ARROW_STREAM in content else "json" if JSON in content else None
             response, status = _response_kind(doc, spec)
-            routes[op.method] = Route(op, method.upper(), path, tuple(params), body, response, status)
+            body_field = _bare_map_field(op.request, content.get(JSON, {}).get("schema", {}))
+            response_field = _bare_map_field(op.response, _response_schema(doc, spec)) if op.response else None
+            routes[op.method] = Route(op, method.upper(), path, tuple(params), body, response, status,
+                                      body_field, response_field)
     missing = set(OPERATIONS) - set(routes)
     if missing:  # the interface and the document drifted apart
         raise RuntimeError(f"operations without a REST route: {sorted(missing)}")

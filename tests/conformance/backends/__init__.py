@@ -62,6 +62,8 @@ class Ctx:
     #: test name -> reason: races a third-party server settles only sometimes
     #: (test_concurrency.py); skipped, since a strict xfail would be flaky
     race_limits: dict[str, str] = field(default_factory=dict)
+    #: a server or client that is not lance-ns (optional operations may be missing there)
+    third_party: bool = False
 
 
 @dataclass
