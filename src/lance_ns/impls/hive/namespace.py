@@ -1,0 +1,376 @@
+"""The Hive namespaces (``hive2``, ``hive3``): the catalog primitives over Thrift calls."""
+
+from __future__ import annotations
+
+import threading
+import time
+from urllib.parse import urlparse
+
+from pymetastore.hive_metastore import ttypes as hms
+
+from ... import storage
+from ...catalog import CatalogNamespace, CatalogTable
+from ...errors import (
+    InvalidInputError,
+    NamespaceNotEmptyError,
+    NamespaceNotFoundError,
+    TableAlreadyExistsError,
+    TableNotFoundError,
+    UnsupportedOperationError,
+)
+from ...identifiers import to_string
+from ...modes import DropBehavior
+from .errors import translate_hms_error
+from .pool import ClientPool, parse_uri
+
+EXTERNAL_TABLE = "EXTERNAL_TABLE"
+DEFAULT_CATALOG = "hive"  # Hive 3's default catalog (metastore.catalog.default)
+
+DB_SPECIAL = {
+    "database.description": "description",
+    "database.location-uri": "locationUri",
+    "database.owner": "ownerName",
+    "database.owner-type": "ownerType",
+}
+CATALOG_SPECIAL = {"catalog.description": "description", "catalog.location-uri": "locationUri"}
+PRINCIPALS = {name: value for value, name in hms.PrincipalType._VALUES_TO_NAMES.items()}
+
+def _location_out(location: str | None) -> str | None:
+    """HMS qualifies local paths as ``file:/path``; callers gave (and pylance wants) ``/path``."""
+    if location and location.startswith("file:"):
+        return urlparse(location).path or location
+    return location
+
+
+def _check_hive_name(name: str) -> str:
+    if name != name.lower():
+        raise InvalidInputError(
+            f"name {name!r} has upper-case letters; the Hive metastore stores names in lower case, "
+            f"use {name.lower()!r}"
+        )
+    return name
+
+
+# -- the namespaces -----------------------------------------------------------------------
+
+
+class _HiveBase(CatalogNamespace):
+    lance_table_kind = EXTERNAL_TABLE
+    supports_cascade = True
+
+    def __init__(self, **properties: str):
+        super().__init__(**properties)
+        socket_ms = self.int_prop("client.socket-timeout-ms", 60000, minimum=1)
+        self.pool = ClientPool(
+            parse_uri(self.prop("uri", required=True)),
+            size=self.int_prop("client.pool-size", 3, minimum=1),
+            connect_timeout_ms=self.int_prop("client.connect-timeout-ms", 10000, minimum=1),
+            socket_timeout_ms=socket_ms,
+            wait_timeout_s=self.int_prop("client.pool-timeout-ms", socket_ms, minimum=1) / 1000,
+        )
+
+    def close(self) -> None:
+        self.pool.close()
+
+    def _call(self, method: str, *args):
+        """One Thrift call on a pooled connection; its failures leave as the
+        spec's errors (:func:`.errors.translate_hms_error`).  Arguments are
+        computed by the caller first: computing them may need a connection of
+        its own (the hive3 capability probe), and nesting leases could exhaust
+        the pool."""
+        try:
+            with self.pool.client() as c:
+                return getattr(c, method)(*args)
+        except Exception as e:  # noqa: BLE001 - translated, never swallowed
+            mapped = translate_hms_error(e, method)
+            if mapped is None:
+                raise
+            raise mapped from e
+
+    # -- mapping of namespace levels to metastore names (per model) ----------------------
+    def _db_name(self, ns: list[str]) -> str:
+        """The Thrift ``dbname`` argument for a database namespace."""
+        raise NotImplementedError
+
+    def _catalog_of(self, ns: list[str]) -> str | None:
+        return None
+
+    # -- databases -------------------------------------------------------------------------
+    def _get_database(self, ns: list[str]) -> dict[str, str] | None:
+        try:
+            db = self._call("get_database", self._db_name(ns))
+        except NamespaceNotFoundError:
+            return None
+        return _db_properties(db)
+
+    def _create_database(self, ns: list[str], properties: dict[str, str]) -> None:
+        self._call("create_database", _database(ns[-1], properties, self._catalog_of(ns)))
+
+    def _drop_database(self, ns: list[str]) -> None:
+        # deleteData=False: the directory is HMS's bookkeeping, tables' data was handled by us
+        self._call("drop_database", self._db_name(ns), False, False)
+
+    # -- tables ------------------------------------------------------------------------------
+    def _list_tables(self, ns):
+        if len(ns) not in self.table_depths:
+            return []
+        dbname = self._db_name(ns)
+        names = self._call("get_all_tables", dbname)
+        out: list[CatalogTable] = []
+        for i in range(0, len(names), 100):  # one call per 100 tables, not one per table
+            out += [_catalog_table(t) for t in self._call("get_table_objects_by_name", dbname, names[i : i + 100])]
+        return out
+
+    def _get_table(self, ns, name):
+        _check_hive_name(name)
+        try:
+            return _catalog_table(self._call("get_table", self._db_name(ns), name))
+        except (TableNotFoundError, NamespaceNotFoundError):
+            return None
+
+    def _create_table(self, ns, table):
+        _check_hive_name(table.name)
+        params = dict(table.properties)
+        params["EXTERNAL"] = "TRUE"  # without it HMS makes a MANAGED_TABLE (drop would delete data)
+        t = hms.Table(
+            tableName=table.name,
+            dbName=ns[-1],
+            catName=self._catalog_of(ns),
+            tableType=EXTERNAL_TABLE,
+            parameters=params,
+            partitionKeys=[],
+            createTime=int(time.time()),
+            sd=hms.StorageDescriptor(
+                cols=[],
+                location=table.location,
+                serdeInfo=hms.SerDeInfo(parameters={}),
+                parameters={},
+                bucketCols=[],
+                sortCols=[],
+                numBuckets=-1,
+                compressed=False,
+            ),
+        )
+        self._call("create_table", t)
+        # HMS 2.3 checks existence and inserts in separate steps: two racing creates
+        # can both succeed.  The table the metastore returns now decides the winner.
+        stored = self._get_table(ns, table.name)
+        if stored is None or stored.location != _location_out(table.location):
+            raise TableAlreadyExistsError(f"table {to_string(ns + [table.name])!r} already exists (created concurrently)")
+
+    def _delete_table(self, ns, name):
+        self._call("drop_table", self._db_name(ns), name, False)  # deleteData=False, always
+
+
+class Hive2Namespace(_HiveBase):
+    """``database$table`` over a Hive 2.x (or later) metastore."""
+
+    impl_name = "hive2"
+    max_depth = 1
+    table_depths = (1,)
+    creatable_depths = (1,)
+
+    def _db_name(self, ns):
+        return _check_hive_name(ns[0])
+
+    def _get_namespace(self, ns):
+        return self._get_database(ns)
+
+    def _list_namespaces(self, parent):
+        return self._call("get_all_databases")
+
+    def _create_namespace(self, ns, properties):
+        self._create_database(ns, properties)
+
+    def _drop_namespace(self, ns):
+        self._drop_database(ns)
+
+    def namespace_properties_in(self, properties):
+        return _db_properties_in(properties)
+
+
+class Hive3Namespace(_HiveBase):
+    """``catalog$database$table`` over a Hive 3 metastore (degrading on 2.x)."""
+
+    impl_name = "hive3"
+    max_depth = 2
+    table_depths = (2,)
+    creatable_depths = (1, 2)
+
+    def __init__(self, **properties: str):
+        super().__init__(**properties)
+        self._has_catalogs: bool | None = None
+        self._probe_lock = threading.Lock()
+
+    @property
+    def has_catalogs(self) -> bool:
+        """Whether the metastore has Hive 3's catalog API (probed once, then cached)."""
+        if self._has_catalogs is None:
+            with self._probe_lock:
+                if self._has_catalogs is None:
+                    try:
+                        self._call("get_catalogs")
+                        self._has_catalogs = True
+                    except UnsupportedOperationError:  # UNKNOWN_METHOD: a 2.x metastore
+                        self._has_catalogs = False
+        return self._has_catalogs
+
+    def _catalog_of(self, ns):
+        return _check_hive_name(ns[0]) if self.has_catalogs else None
+
+    def _db_name(self, ns):
+        cat, db = _check_hive_name(ns[0]), _check_hive_name(ns[1])
+        if self.has_catalogs:
+            # Hive 3 carries the catalog inside the dbname of the classic calls:
+            # "@<catalog>#<database>" (MetaStoreUtils.prependCatalogToDbName).
+            return f"@{cat}#{db}"
+        if cat != DEFAULT_CATALOG:
+            raise NamespaceNotFoundError(f"catalog {cat!r} does not exist (this metastore has only {DEFAULT_CATALOG!r})")
+        return db
+
+    def _no_catalog_api(self, what: str) -> UnsupportedOperationError:
+        return UnsupportedOperationError(
+            f"cannot {what}: this Hive metastore (2.x) has no catalog API; "
+            f"its only catalog is {DEFAULT_CATALOG!r}"
+        )
+
+    # -- catalogs (level 1) ----------------------------------------------------------------
+    def _get_catalog(self, name: str) -> dict[str, str] | None:
+        _check_hive_name(name)
+        if not self.has_catalogs:
+            return {} if name == DEFAULT_CATALOG else None
+        try:
+            cat = self._call("get_catalog", hms.GetCatalogRequest(name=name)).catalog
+        except NamespaceNotFoundError:
+            return None
+        props = {}
+        if cat.description:
+            props["catalog.description"] = cat.description
+        if cat.locationUri:
+            props["catalog.location-uri"] = _location_out(cat.locationUri)
+        return props
+
+    def _get_namespace(self, ns):
+        if len(ns) == 1:
+            return self._get_catalog(ns[0])
+        # with the catalog API, get_database("@cat#db") of a missing catalog is
+        # NoSuchObject itself; without it, _db_name refuses other catalogs
+        return self._get_database(ns)
+
+    def _list_namespaces(self, parent):
+        if not parent:
+            if not self.has_catalogs:
+                return [DEFAULT_CATALOG]
+            return self._call("get_catalogs").names or []
+        if self.has_catalogs:
+            # "@cat#" (no database part = no pattern): every database of the catalog;
+            # "@cat#!" would be the empty pattern (MetaStoreUtils.parseDbName)
+            return self._call("get_databases", f"@{_check_hive_name(parent[0])}#")
+        return self._call("get_all_databases")
+
+    def namespace_properties_in(self, properties):
+        return dict(properties or {})  # split per level in _create_namespace
+
+    def _create_namespace(self, ns, properties):
+        if len(ns) == 2:
+            self._create_database(ns, _db_properties_in(properties))
+            return
+        if not self.has_catalogs:
+            raise self._no_catalog_api(f"create catalog {ns[0]!r}")
+        unknown = set(properties) - set(CATALOG_SPECIAL)
+        if unknown:
+            raise InvalidInputError(
+                f"a Hive catalog stores only {sorted(CATALOG_SPECIAL)}; got {sorted(unknown)}"
+            )
+        cat = hms.Catalog(
+            name=_check_hive_name(ns[0]),
+            description=properties.get("catalog.description"),
+            locationUri=properties.get("catalog.location-uri") or storage.join(self.root, ns[0]),
+        )
+        self._call("create_catalog", hms.CreateCatalogRequest(catalog=cat))
+
+    def _drop_namespace(self, ns):
+        if len(ns) == 2:
+            self._drop_database(ns)
+            return
+        if not self.has_catalogs:
+            raise self._no_catalog_api(f"drop catalog {ns[0]!r}")
+        self._call("drop_catalog", hms.DropCatalogRequest(name=ns[0]))
+
+    def _create_table(self, ns, table):
+        self._db_name(ns)  # checks the catalog level on a catalog-less metastore
+        super()._create_table(ns, table)
+
+    def _drop_checked(self, ns, behavior, purge=False):
+        # Catalog drops differ from the shared algorithm in two ways, decided
+        # before anything is dropped (a Cascade must never empty the metastore
+        # and then fail):
+        # * without the catalog API, or for the default catalog, there is no
+        #   catalog to drop;
+        # * Hive 3 gives every catalog a "default" database and drops it with
+        #   the catalog when it holds no tables, so it does not make the
+        #   catalog "not empty".
+        if len(ns) != 1:
+            return super()._drop_checked(ns, behavior, purge)
+        if not self.has_catalogs:
+            raise self._no_catalog_api(f"drop catalog {ns[0]!r}")
+        if ns[0] == DEFAULT_CATALOG:
+            raise InvalidInputError(f"the default catalog {DEFAULT_CATALOG!r} cannot be dropped")
+        if behavior is DropBehavior.CASCADE:
+            return super()._drop_checked(ns, behavior, purge)
+        dbs = [d for d in self._list_namespaces(ns) if d != "default"]
+        default_tables = list(self._list_tables(ns + ["default"])) if self._get_database(ns + ["default"]) is not None else []
+        if dbs or default_tables:
+            raise NamespaceNotEmptyError(
+                f"catalog {ns[0]!r} is not empty ({len(dbs)} databases besides 'default', "
+                f"{len(default_tables)} tables in 'default')"
+            )
+        self._drop_namespace(ns)
+
+
+# -- object mapping ------------------------------------------------------------------------
+
+
+def _catalog_table(t: hms.Table) -> CatalogTable:
+    return CatalogTable(
+        name=t.tableName,
+        location=_location_out(t.sd.location if t.sd else None),
+        properties=dict(t.parameters or {}),
+        kind=t.tableType,
+    )
+
+
+def _db_properties(db: hms.Database) -> dict[str, str]:
+    props = dict(db.parameters or {})
+    for key, attr in DB_SPECIAL.items():
+        value = getattr(db, attr)
+        if value is None or value == "":
+            continue
+        if attr == "ownerType":
+            value = hms.PrincipalType._VALUES_TO_NAMES.get(value, str(value))
+        elif attr == "locationUri":
+            value = _location_out(value)
+        props[key] = str(value)
+    return props
+
+
+def _db_properties_in(properties: dict[str, str] | None) -> dict[str, str]:
+    props = dict(properties or {})
+    owner_type = props.get("database.owner-type")
+    if owner_type is not None and owner_type.upper() not in PRINCIPALS:
+        raise InvalidInputError(f"database.owner-type must be one of {sorted(PRINCIPALS)}, got {owner_type!r}")
+    return props
+
+
+def _database(name: str, properties: dict[str, str], catalog: str | None) -> hms.Database:
+    # the generated Thrift structs are immutable: build every field at once
+    props = dict(properties)
+    fields = {attr: props.pop(key, None) for key, attr in DB_SPECIAL.items()}
+    if fields["ownerType"] is not None:
+        fields["ownerType"] = PRINCIPALS[fields["ownerType"].upper()]
+    elif fields["ownerName"]:
+        fields["ownerType"] = hms.PrincipalType.USER
+    return hms.Database(name=_check_hive_name(name), parameters=props, catalogName=catalog, **fields)
+
+
+__all__ = ["Hive2Namespace", "Hive3Namespace"]
