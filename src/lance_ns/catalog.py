@@ -84,7 +84,7 @@ LANCE = "lance"
 #: the request ``context`` key asking DropTable / DropNamespace to delete the
 #: data of tables at locations the namespace does not own (registered ones)
 PURGE_CONTEXT_KEY = "purge"
-#: (over REST it travels as the ``x-lance-ns-purge`` header: server.routes.CONTEXT_HEADERS)
+#: (over REST it travels as the ``x-lance-ns-purge`` header: protocol.routes.CONTEXT_HEADERS)
 #: path components that belong to a Lance table or to a namespace's own files:
 #: no table location may run through them
 RESERVED_PARTS = frozenset(

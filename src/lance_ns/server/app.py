@@ -43,7 +43,7 @@ from ..limits import Limits
 from ..modes import CreateMode, DropBehavior, DropMode, RegisterMode, WriteMode
 from ..redact import RedactingFilter, is_secret_key, redact_text
 from . import auth as A
-from . import routes as R
+from ..protocol import routes as R
 from . import ui
 from .metrics import Metrics
 from .command import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_THREADS
