@@ -75,7 +75,7 @@ from .errors import (
     TableNotFoundError,
     UnsupportedOperationError,
 )
-from .identifiers import split_table_id, to_string, validate_id
+from .identifiers import split_table_id, to_string
 from .modes import CreateMode, DropBehavior, DropMode, RegisterMode
 from .paging import page_of_sorted, paginate
 
@@ -285,7 +285,7 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
     # -- namespace operations ---------------------------------------------------
     @_translating
     def create_namespace(self, request):
-        ns = validate_id(request.id)
+        ns = request.id or []
         mode = CreateMode.parse(request.mode, CreateMode.CREATE)
         if not ns:
             raise InvalidInputError("the root namespace always exists and cannot be created")
@@ -318,7 +318,7 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
 
     @_translating
     def list_namespaces(self, request):
-        parent = validate_id(request.id)
+        parent = request.id or []
         self._require_namespace(parent)
         if self.max_depth is not None and len(parent) >= self.max_depth:
             names: Iterable[str] = []
@@ -329,17 +329,17 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
 
     @_translating
     def describe_namespace(self, request):
-        ns = validate_id(request.id)
+        ns = request.id or []
         return DescribeNamespaceResponse(properties=self._require_namespace(ns))
 
     @_translating
     def namespace_exists(self, request):
-        self._require_namespace(validate_id(request.id))
+        self._require_namespace(request.id or [])
         return NamespaceExistsResponse()
 
     @_translating
     def drop_namespace(self, request):
-        ns = validate_id(request.id)
+        ns = request.id or []
         mode = DropMode.parse(request.mode, DropMode.FAIL)
         behavior = DropBehavior.parse(request.behavior, DropBehavior.RESTRICT)
         if not ns:
@@ -382,7 +382,7 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
     # -- table operations --------------------------------------------------------
     @_translating
     def list_tables(self, request):
-        ns = validate_id(request.id)
+        ns = request.id or []
         self._require_namespace(ns)
         if not self._holds_tables(ns):
             names: list[str] = []
