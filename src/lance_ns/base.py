@@ -173,9 +173,6 @@ class NamespaceBase(LanceNamespace):
     what ``lance_namespace.connect`` and pylance do.
     """
 
-    #: the ``impl`` alias, also the prefix of this impl's tool-config keys.
-    impl_name: str = ""
-
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         for name, op in OPERATIONS.items():

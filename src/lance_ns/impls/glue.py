@@ -114,7 +114,6 @@ def _code(exc: Exception) -> str:
 
 
 class GlueNamespace(CatalogNamespace):
-    impl_name = "glue"
     lance_table_kind = EXTERNAL_TABLE
     supports_cascade = False  # the spec: RESTRICT only
 

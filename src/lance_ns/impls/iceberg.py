@@ -200,7 +200,6 @@ _BARE_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://$")
 
 
 class IcebergRestNamespace(CatalogNamespace):
-    impl_name = "iceberg"
     supports_cascade = False  # the spec: only Restrict drops
     drop_missing_ok = True  # the spec: DropNamespace is idempotent
     location_suffix = ""  # {root}/{warehouse}/{namespace...}/{table}

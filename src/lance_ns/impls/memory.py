@@ -28,7 +28,7 @@ class _Node:
 
 
 class MemoryNamespace(CatalogNamespace):
-    impl_name = "memory"
+    """Namespaces and table entries held in this process (tests, examples)."""
 
     def __init__(self, **properties: str):
         if not properties.get("root"):

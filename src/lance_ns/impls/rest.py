@@ -66,7 +66,7 @@ _RETRY_STATUSES = (429, 503)
 
 
 class RestNamespace(NamespaceBase):
-    impl_name = "rest"
+    """A client of a Lance REST namespace server (properties: see the module docstring)."""
 
     def __init__(self, **properties: str):
         super().__init__(**properties)

@@ -165,7 +165,6 @@ class _HiveBase(CatalogNamespace):
 class Hive2Namespace(_HiveBase):
     """``database$table`` over a Hive 2.x (or later) metastore."""
 
-    impl_name = "hive2"
     max_depth = 1
     table_depths = (1,)
     creatable_depths = (1,)
@@ -192,7 +191,6 @@ class Hive2Namespace(_HiveBase):
 class Hive3Namespace(_HiveBase):
     """``catalog$database$table`` over a Hive 3 metastore (degrading on 2.x)."""
 
-    impl_name = "hive3"
     max_depth = 2
     table_depths = (2,)
     creatable_depths = (1, 2)
