@@ -60,7 +60,8 @@ def validate_id(parts: Sequence[str] | None, what: str = "identifier") -> list[s
 
 
 def split_id(value: str, delimiter: str) -> list[str]:
-    """String form -> list form, not validated (the operation validates it).
+    """String form -> list form.  Only its syntax is checked (no empty
+    component, as in ``a$$b``); the names are the operation's to validate.
 
     ``""`` and the delimiter itself (the REST protocol's ``$``) are the root.
     """
@@ -68,7 +69,10 @@ def split_id(value: str, delimiter: str) -> list[str]:
         raise InvalidInputError("delimiter must not be empty")
     if value in ("", delimiter):
         return []
-    return value.split(delimiter)
+    parts = value.split(delimiter)
+    if "" in parts:
+        raise InvalidInputError(f"identifier {value!r} has an empty component")
+    return parts
 
 
 def parse_id(value: str | Sequence[str] | None, delimiter: str = DEFAULT_DELIMITER) -> list[str]:
