@@ -385,13 +385,22 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
         ns = request.id or []
         self._require_namespace(ns)
         if not self._holds_tables(ns):
-            names: list[str] = []
-        elif request.include_declared is False:
-            names = sorted(t.name for t in self._list_tables(ns) if self.is_lance(t) and self._has_data(t))
+            page, token = paginate([], request.limit, request.page_token)
         else:
-            names = self._lance_table_names(ns)
-        page, token = paginate(names, request.limit, request.page_token)
+            keep = self._has_data if request.include_declared is False else None
+            page, token = self._lance_table_page(ns, request.limit, request.page_token, keep)
         return ListTablesResponse(tables=page, page_token=token)
+
+    def _lance_table_page(self, ns: list[str], limit, page_token: str | None, keep=None) -> tuple[list[str], str | None]:
+        """One page of the sorted names of the Lance tables of ``ns`` (with
+        ``keep``: only those it accepts) and the next token (:func:`paginate`).
+        A backend that must load each table to tell overrides it to load only
+        what the page needs."""
+        if keep is None:
+            names = self._lance_table_names(ns)
+        else:
+            names = sorted(t.name for t in self._list_tables(ns) if self.is_lance(t) and keep(t))
+        return paginate(names, limit, page_token)
 
     def _lance_table_names(self, ns: list[str]) -> list[str]:
         """Sorted, unique names of the Lance tables of ``ns`` (a backend may
