@@ -131,6 +131,12 @@ class GlueNamespace(CatalogNamespace):
         except botocore.exceptions.BotoCoreError as e:  # NoRegionError, bad endpoint, ...
             raise InvalidInputError(f"cannot configure the Glue client: {e}") from e
 
+    def close(self) -> None:
+        """Release the HTTP connections of the Glue (and STS) clients."""
+        self.glue.close()
+        if getattr(self, "_sts", None) is not None:
+            self._sts.close()
+
     # -- client configuration ------------------------------------------------------
     def _config(self) -> Config:
         mode = self.prop("retry_mode", "standard")
