@@ -32,6 +32,11 @@ Namespace properties of a database: its parameters map plus the special keys
 ``database.owner-type`` (USER, ROLE or GROUP), stored in the Database object's
 own fields.  A catalog (Hive 3) has only ``catalog.description`` and
 ``catalog.location-uri`` (default ``ROOT/<catalog>``); other keys are refused.
+
+Modules: :mod:`.pool` (the Thrift connection pool), :mod:`.errors` (metastore
+exceptions -> spec errors, by type and by the call that raised them) and
+:mod:`.namespace` (the backends, whose every Thrift call goes through
+``_call``: one pooled connection, failures translated).
 """
 
 from .namespace import Hive2Namespace, Hive3Namespace
