@@ -5,7 +5,9 @@
   follows the library pylance uses;
 * request normalisation: pylance's Rust core calls back with plain dicts,
   Python callers pass models; every operation a subclass defines receives a
-  validated model, with identifier components checked once here;
+  validated model, with identifier components and limits checked here, once
+  per request (not again by the operations it calls itself, nor by the
+  server or the backends);
 * properties: ``storage.*`` keys become pylance storage options.
 """
 
@@ -16,6 +18,7 @@ import concurrent.futures
 import functools
 import threading
 import inspect
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
@@ -114,6 +117,19 @@ def is_name_too_long(exc: BaseException) -> bool:
 _CALLBACK_THREADS = concurrent.futures.ThreadPoolExecutor(max_workers=32, thread_name_prefix="lance-ns-callback")
 
 
+def check_request(request: Any, limits: Limits = _DEFAULT_LIMITS) -> None:
+    """The checks a request gets once, before any backend sees it: every
+    identifier component (:func:`validate_id`) and the request limits."""
+    if getattr(request, "id", None) is not None:
+        validate_id(request.id)
+    limits.check_request(request)
+
+
+#: set while an operation runs: the operations it calls itself (DropTable's
+#: describe, CreateTable's declare...) get ids it has already checked
+_IN_OPERATION: ContextVar[bool] = ContextVar("lance_ns_in_operation", default=False)
+
+
 def normalising(fn: Callable, op: Operation) -> Callable:
     @functools.wraps(fn)
     def wrapper(self, request=None, *args, **kwargs):
@@ -124,9 +140,10 @@ def normalising(fn: Callable, op: Operation) -> Callable:
             # which may well use pylance, runs on a Python thread of our own.
             return _CALLBACK_THREADS.submit(wrapper, self, request, *args, **kwargs).result()
         req = coerce_request(request, op.request)
-        if getattr(req, "id", None) is not None:
-            validate_id(req.id)
-        getattr(self, "limits", _DEFAULT_LIMITS).check_request(req)
+        outermost = not _IN_OPERATION.get()
+        if outermost:
+            check_request(req, getattr(self, "limits", _DEFAULT_LIMITS))
+            token = _IN_OPERATION.set(True)
         try:
             return fn(self, req, *args, **kwargs)
         except pydantic.ValidationError as e:
@@ -140,6 +157,9 @@ def normalising(fn: Callable, op: Operation) -> Callable:
             if is_panic(e):
                 raise InternalError(f"{op.op_id}: Lance failed unexpectedly") from e
             raise
+        finally:
+            if outermost:
+                _IN_OPERATION.reset(token)
 
     wrapper.__lance_ns_wrapped__ = True  # type: ignore[attr-defined]
     return wrapper
@@ -164,9 +184,6 @@ class NamespaceBase(LanceNamespace):
     Constructed as ``Impl(**properties)`` (string keys and values), which is
     what ``lance_namespace.connect`` and pylance do.
     """
-
-    #: the ``impl`` alias, also the prefix of this impl's tool-config keys.
-    impl_name: str = ""
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

@@ -90,7 +90,7 @@ from .errors import (
     TableVersionNotFoundError,
     UnsupportedOperationError,
 )
-from .identifiers import split_table_id, to_string, validate_id
+from .identifiers import split_table_id, to_string
 from .modes import CreateMode, DropBehavior, DropMode, RegisterMode
 from .paging import page_of_sorted, paginate
 
@@ -103,7 +103,7 @@ LANCE = "lance"
 #: the request ``context`` key asking DropTable / DropNamespace to delete the
 #: data of tables at locations the namespace does not own (registered ones)
 PURGE_CONTEXT_KEY = "purge"
-#: (over REST it travels as the ``x-lance-ns-purge`` header: server.routes.CONTEXT_HEADERS)
+#: (over REST it travels as the ``x-lance-ns-purge`` header: protocol.routes.CONTEXT_HEADERS)
 #: path components that belong to a Lance table or to a namespace's own files:
 #: no table location may run through them
 RESERVED_PARTS = frozenset(
@@ -335,7 +335,7 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
     # -- namespace operations ---------------------------------------------------
     @_translating
     def create_namespace(self, request):
-        ns = validate_id(request.id)
+        ns = request.id or []
         mode = CreateMode.parse(request.mode, CreateMode.CREATE)
         if not ns:
             raise InvalidInputError("the root namespace always exists and cannot be created")
@@ -368,7 +368,7 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
 
     @_translating
     def list_namespaces(self, request):
-        parent = validate_id(request.id)
+        parent = request.id or []
         self._require_namespace(parent)
         if self.max_depth is not None and len(parent) >= self.max_depth:
             names: Iterable[str] = []
@@ -379,17 +379,17 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
 
     @_translating
     def describe_namespace(self, request):
-        ns = validate_id(request.id)
+        ns = request.id or []
         return DescribeNamespaceResponse(properties=self._require_namespace(ns))
 
     @_translating
     def namespace_exists(self, request):
-        self._require_namespace(validate_id(request.id))
+        self._require_namespace(request.id or [])
         return NamespaceExistsResponse()
 
     @_translating
     def drop_namespace(self, request):
-        ns = validate_id(request.id)
+        ns = request.id or []
         mode = DropMode.parse(request.mode, DropMode.FAIL)
         behavior = DropBehavior.parse(request.behavior, DropBehavior.RESTRICT)
         if not ns:
@@ -432,18 +432,27 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
     # -- table operations --------------------------------------------------------
     @_translating
     def list_tables(self, request):
-        ns = validate_id(request.id)
+        ns = request.id or []
         self._require_namespace(ns)
-        names = self._table_names(ns, request.include_declared) if self._holds_tables(ns) else []
-        page, token = paginate(names, request.limit, request.page_token)
+        if not self._holds_tables(ns):
+            page, token = paginate([], request.limit, request.page_token)
+        else:
+            keep = self._has_data if request.include_declared is False else None
+            page, token = self._lance_table_page(ns, request.limit, request.page_token, keep)
         return ListTablesResponse(tables=page, page_token=token)
 
-    def _table_names(self, ns: list[str], include_declared: bool | None) -> list[str]:
-        """Sorted names of the Lance tables of ``ns`` (with data only, when
-        ``include_declared`` is False)."""
-        if include_declared is False:
-            return sorted(t.name for t in self._list_tables(ns) if self.is_lance(t) and self._has_data(t))
-        return self._lance_table_names(ns)
+    def _lance_table_page(self, ns: list[str], limit, page_token: str | None, keep=None) -> tuple[list[str], str | None]:
+        """One page of the sorted names of the Lance tables of ``ns`` (with
+        ``keep``: only those it accepts) and the next token (:func:`paginate`).
+        A backend that must load each table to tell overrides it to load only
+        what the page needs."""
+        return paginate(self._table_names(ns, keep), limit, page_token)
+
+    def _table_names(self, ns: list[str], keep=None) -> list[str]:
+        """Sorted names of the Lance tables of ``ns`` (with ``keep``: only those it accepts)."""
+        if keep is None:
+            return self._lance_table_names(ns)
+        return sorted(t.name for t in self._list_tables(ns) if self.is_lance(t) and keep(t))
 
     def _lance_table_names(self, ns: list[str]) -> list[str]:
         """Sorted, unique names of the Lance tables of ``ns`` (a backend may
@@ -614,7 +623,7 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
 
     def _tables_below(self, ns: list[str], include_declared: bool | None) -> Iterable[list[str]]:
         if self._holds_tables(ns):
-            yield from (ns + [n] for n in self._table_names(ns, include_declared))
+            yield from (ns + [n] for n in self._table_names(ns, self._has_data if include_declared is False else None))
         if self.max_depth is None or len(ns) < self.max_depth:
             for child in self._list_namespaces(ns):
                 yield from self._tables_below(ns + [child], include_declared)

@@ -7,7 +7,7 @@ CLI, the REST server and the Spark source all agree:
   ``module.Class``;
 * implementation properties are the keys prefixed with the ``impl`` value
   (``dir.root`` -> ``root``); for ``module:Class`` impls the prefix is the
-  class's ``impl_name`` or no prefix at all;
+  ``impl`` value or the class name (:func:`lance_ns.impls.impl_prefix`);
 * named configurations come from a TOML file and environment variables,
   e.g. ``LANCE_NS__PROD__IMPL=glue`` and ``LANCE_NS__PROD__REGION=us-east-1``.
 """
@@ -28,7 +28,7 @@ else:  # tomllib is 3.11+; tomli is the same parser, published for older Pythons
 from lance_namespace import LanceNamespace
 
 from .errors import InvalidInputError
-from .impls import IMPLS, registered_name
+from .impls import IMPLS, impl_prefix, registered_name
 
 ENV_PREFIX = "LANCE_NS__"
 CONFIG_ENV = "LANCE_NS_CONFIG"
@@ -98,10 +98,9 @@ def split_config(config: Mapping[str, object]) -> tuple[str, dict[str, str]]:
     impl = cfg.get("impl")
     if not impl:
         raise InvalidInputError("config has no 'impl' key")
-    prefix = impl.rsplit(":", 1)[-1].rsplit(".", 1)[-1] if impl not in IMPLS else impl
     props = {}
     for key, value in cfg.items():
-        for p in {impl, prefix}:
+        for p in {impl, impl_prefix(impl)}:
             if key.startswith(p + "."):
                 props[key[len(p) + 1 :]] = value
     return impl, props
@@ -156,7 +155,7 @@ def env_config(environ: Mapping[str, str] | None = None) -> dict[str, str] | Non
     impl = env.get(IMPL_ENV)
     if not impl:
         return None
-    prefix = impl if impl in IMPLS else impl.rsplit(":", 1)[-1].rsplit(".", 1)[-1]
+    prefix = impl_prefix(impl)
     key_prefix = "LANCE_NS_" + "".join(c if c.isalnum() else "_" for c in prefix).upper() + "_"
     config = {"impl": impl}
     for key, value in env.items():

@@ -2,7 +2,10 @@
 
 A name is never a path: every backend stores names in directories, object
 keys or catalog rows, so ``/``, ``\\``, ``..``, empty names and control
-characters are refused here, once, before any backend sees them.
+characters are refused here.  An operation's ``id`` is validated once per
+request, by the operation wrapper (:func:`lance_ns.base.normalising`), before
+any backend sees it; code past it (the server's path parsing, the backends'
+:func:`split_table_id`) only splits.
 """
 
 from __future__ import annotations
@@ -56,6 +59,22 @@ def validate_id(parts: Sequence[str] | None, what: str = "identifier") -> list[s
     return [validate_name(p, f"{what} component") for p in parts]
 
 
+def split_id(value: str, delimiter: str) -> list[str]:
+    """String form -> list form.  Only its syntax is checked (no empty
+    component, as in ``a$$b``); the names are the operation's to validate.
+
+    ``""`` and the delimiter itself (the REST protocol's ``$``) are the root.
+    """
+    if not delimiter:
+        raise InvalidInputError("delimiter must not be empty")
+    if value in ("", delimiter):
+        return []
+    parts = value.split(delimiter)
+    if "" in parts:
+        raise InvalidInputError(f"identifier {value!r} has an empty component")
+    return parts
+
+
 def parse_id(value: str | Sequence[str] | None, delimiter: str = DEFAULT_DELIMITER) -> list[str]:
     """String or list form -> validated list form.  ``""``/None/``[]`` is the root.
 
@@ -64,13 +83,7 @@ def parse_id(value: str | Sequence[str] | None, delimiter: str = DEFAULT_DELIMIT
     """
     if value is None:
         return []
-    if isinstance(value, str):
-        if not delimiter:
-            raise InvalidInputError("delimiter must not be empty")
-        if value in ("", delimiter):
-            return []
-        return validate_id(value.split(delimiter))
-    return validate_id(list(value))
+    return validate_id(split_id(value, delimiter) if isinstance(value, str) else list(value))
 
 
 def to_string(parts: Iterable[str] | None, delimiter: str = DEFAULT_DELIMITER) -> str:
@@ -78,8 +91,10 @@ def to_string(parts: Iterable[str] | None, delimiter: str = DEFAULT_DELIMITER) -
 
 
 def split_table_id(parts: Sequence[str] | None) -> tuple[list[str], str]:
-    """A table id -> (namespace id, table name); the table name is required."""
-    parts = validate_id(parts, "table identifier")
+    """A table id, validated by the operation wrapper -> (namespace id, table
+    name); the table name is required."""
+    if isinstance(parts, str):
+        raise InvalidInputError("table identifier must be a list of names, got a string")
     if not parts:
         raise InvalidInputError("table identifier must not be empty")
     return list(parts[:-1]), parts[-1]

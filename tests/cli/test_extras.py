@@ -58,7 +58,7 @@ def test_a_missing_extra_is_one_line_naming_the_install(cli, monkeypatch, extra,
     for name in [n for n in sys.modules if n.startswith(module + ".")] + [module]:
         monkeypatch.setitem(sys.modules, name, None)
     for name in list(sys.modules):  # our modules that import it are imported afresh
-        if name.startswith(("lance_ns.impls.", "lance_ns.server")) and name != "lance_ns.impls.memory":
+        if name.startswith(("lance_ns.impls.", "lance_ns.server", "lance_ns.protocol")) and name != "lance_ns.impls.memory":
             monkeypatch.delitem(sys.modules, name)
     r = cli(*argv)
     assert r.rc != 0 and r.out == ""

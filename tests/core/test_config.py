@@ -31,6 +31,21 @@ def test_tool_config_strips_the_impl_prefix_and_ignores_other_keys(tmp_path):
     assert isinstance(ns, MemoryNamespace) and ns.root == str(tmp_path)
 
 
+def test_one_prefix_rule_for_the_tool_config_the_environment_and_spark(tmp_path):
+    """An alias is its own prefix; a class path's is the class name: the flat
+    tool config, the LANCE_NS_* environment and the Spark options agree."""
+    from lance_ns.config import env_config
+    from lance_ns.spark.options import SourceOptions
+
+    cls = "lance_ns.impls.memory:MemoryNamespace"
+    flat = {"impl": cls, "MemoryNamespace.root": str(tmp_path)}
+    assert split_config(flat) == (cls, {"root": str(tmp_path)})
+    assert env_config({"LANCE_NS_IMPL": cls, "LANCE_NS_MEMORYNAMESPACE_ROOT": str(tmp_path)}) == flat
+    spark = SourceOptions.parse({"impl": cls, "MemoryNamespace.root": str(tmp_path), "table": "t"})
+    assert spark.ns_config == flat
+    assert split_config({"impl": "memory", "memory.root": "/m"}) == ("memory", {"root": "/m"})
+
+
 def test_from_config_needs_impl():
     with pytest.raises(InvalidInputError):
         lance_ns.from_config({"dir.root": "/x"})

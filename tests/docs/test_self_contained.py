@@ -97,7 +97,7 @@ def test_inside_text_is_not_an_outside_reference():
 
 
 def test_broken_links_are_found():
-    tracked = frozenset({"README.md", "docs/server.md", "docs/spec/namespace-spec.md", "src/lance_ns/server/openapi.yaml"})
+    tracked = frozenset({"README.md", "docs/server.md", "docs/spec/namespace-spec.md", "src/lance_ns/protocol/openapi.yaml"})
     text = "\n".join([
         "[ok](docs/server.md#routes) [ok](docs/spec/) [web](https://example.com/x.md) [a](#top)",
         "[out](../elsewhere/spec.md)",
@@ -107,4 +107,4 @@ def test_broken_links_are_found():
     ])
     problems = broken_links("README.md", text, tracked)
     assert len(problems) == 4, problems
-    assert broken_links("docs/spec/namespace-spec.md", "[api](../../src/lance_ns/server/openapi.yaml)", tracked) == []
+    assert broken_links("docs/spec/namespace-spec.md", "[api](../../src/lance_ns/protocol/openapi.yaml)", tracked) == []

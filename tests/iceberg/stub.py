@@ -11,6 +11,7 @@ demand.  Standard library only; binds 127.0.0.1 on a free port.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import time
@@ -29,6 +30,7 @@ class Seen:
     query: dict[str, list[str]]
     auth: str | None
     body: bytes = b""
+    if_none_match: str | None = None
 
     def json(self):
         return json.loads(self.body)
@@ -46,6 +48,10 @@ class Stub:
     routes: dict[tuple[str, str], tuple[int, object, float]] = field(default_factory=dict)
     tokens_issued: int = 0
     valid_tokens: set[str] = field(default_factory=set)
+    #: LoadTable answers carry an ETag (derived from the metadata location, as
+    #: the reference and Gravitino servers do) and If-None-Match gets a 304
+    etags: bool = False
+    not_modified: int = 0  # 304 answers sent
 
     def route(self, method: str, path: str, status: int = 200, body: object = None, delay: float = 0.0) -> None:
         self.routes[(method, path)] = (status, body, delay)
@@ -95,9 +101,11 @@ def _handler(stub: Stub):
         def log_message(self, *args):  # quiet
             pass
 
-        def _reply(self, status: int, body: object = None) -> None:
+        def _reply(self, status: int, body: object = None, etag: str | None = None) -> None:
             data = b"" if body is None else json.dumps(body).encode()
             self.send_response(status)
+            if etag:
+                self.send_header("ETag", etag)
             if data:
                 self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
@@ -109,7 +117,8 @@ def _handler(stub: Stub):
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
             auth = self.headers.get("Authorization")
-            stub.seen.append(Seen(self.command, parts.path, parse_qs(parts.query), auth, raw))
+            conditional = self.headers.get("If-None-Match")
+            stub.seen.append(Seen(self.command, parts.path, parse_qs(parts.query), auth, raw, conditional))
             if parts.path == "/v1/config":
                 if stub.config_status != 200:
                     return self._reply(stub.config_status, error(stub.config_status, "NoSuchWarehouseException"))
@@ -132,6 +141,12 @@ def _handler(stub: Stub):
             )
             if delay:
                 time.sleep(delay)
+            if stub.etags and status == 200 and isinstance(body, dict) and "metadata-location" in body:
+                etag = '"' + hashlib.sha256(body["metadata-location"].encode()).hexdigest() + '"'
+                if conditional == etag:
+                    stub.not_modified += 1
+                    return self._reply(304, etag=etag)
+                return self._reply(status, body, etag=etag)
             return self._reply(status, body)
 
         do_GET = do_POST = do_DELETE = do_HEAD = _handle

@@ -243,6 +243,53 @@ def test_list_tables_loads_metadata_concurrently_and_filters(stub):
     assert time.monotonic() - t0 < 1.2  # one after another would take >= 1.6 s
 
 
+def test_a_page_loads_only_the_tables_it_needs(stub):
+    """A page of n loads n + 1 tables (the next one says whether the listing goes
+    on), more only to skip non-Lance tables; the token resumes after the page."""
+    stub.route("GET", "/v1/wh/namespaces/db", body={"namespace": ["db"], "properties": {}})
+    names = [f"t{i:02d}" for i in range(20)]
+    stub.route("GET", "/v1/wh/namespaces/db/tables", body={"identifiers": [{"namespace": ["db"], "name": n} for n in reversed(names)]})
+    for n in names:
+        props = {"format": "iceberg"} if n in ("t01", "t02") else {"table_type": "lance"}
+        stub.route("GET", f"/v1/wh/namespaces/db/tables/{n}", body=table_response(f"s3://b/{n}", props))
+    c = connect(stub)
+    loads = lambda: sorted(s.path.rsplit("/", 1)[-1] for s in stub.calls("GET", "/v1/wh/namespaces/db/tables/"))  # noqa: E731
+    first = c.list_tables({"id": ["wh", "db"], "limit": 3})
+    assert (first.tables, first.page_token) == (["t00", "t03", "t04"], "t04")
+    assert loads() == ["t00", "t01", "t02", "t03", "t04", "t05"]  # 3 + 1, and the 2 skipped
+    stub.seen.clear()
+    second = c.list_tables({"id": ["wh", "db"], "limit": 3, "page_token": first.page_token})
+    assert (second.tables, second.page_token, loads()) == (["t05", "t06", "t07"], "t07", ["t05", "t06", "t07", "t08"])
+    last = c.list_tables({"id": ["wh", "db"], "limit": 5, "page_token": "t14"})
+    assert (last.tables, last.page_token) == (["t15", "t16", "t17", "t18", "t19"], None)
+
+
+def test_verdicts_are_reused_only_while_the_server_says_the_metadata_is_unchanged(stub):
+    """With ETags (Iceberg REST's freshness-aware loading), a listing asks
+    If-None-Match and a 304 reuses the table as loaded before; a table dropped
+    and recreated under the same name has new metadata, so it is loaded again
+    and its new verdict counts.  Without ETags nothing is reused."""
+    stub.route("GET", "/v1/wh/namespaces/db", body={"namespace": ["db"], "properties": {}})
+    stub.route("GET", "/v1/wh/namespaces/db/tables", body={"identifiers": [{"namespace": ["db"], "name": n} for n in "abc"]})
+    for n in "abc":
+        stub.route("GET", f"/v1/wh/namespaces/db/tables/{n}", body=table_response(f"s3://b/{n}", {"table_type": "lance"}))
+    c = connect(stub)
+    assert c.list_tables({"id": ["wh", "db"]}).tables == ["a", "b", "c"]
+    assert c.list_tables({"id": ["wh", "db"]}).tables == ["a", "b", "c"]
+    assert stub.not_modified == 0 and all(s.if_none_match is None for s in stub.seen)  # no ETag: nothing reused
+    stub.etags = True
+    assert c.list_tables({"id": ["wh", "db"]}).tables == ["a", "b", "c"]
+    assert c.list_tables({"id": ["wh", "db"]}).tables == ["a", "b", "c"]
+    assert stub.not_modified == 3
+    # "b" dropped and recreated as a plain Iceberg table: new metadata, new ETag
+    stub.route("GET", "/v1/wh/namespaces/db/tables/b", body=table_response("s3://b/b2", {"format": "iceberg"}))
+    assert c.list_tables({"id": ["wh", "db"]}).tables == ["a", "c"]
+    assert stub.not_modified == 5
+    assert code_of(c.describe_table, {"id": ["wh", "db", "b"]}) == 13  # not a Lance table (any more)
+    stub.route("GET", "/v1/wh/namespaces/db/tables/a", status=404, body=error(404, "NoSuchTableException"))
+    assert c.list_tables({"id": ["wh", "db"]}).tables == ["c"]  # a dropped table is not answered from memory
+
+
 def test_a_foreign_table_pyiceberg_cannot_parse_does_not_break_the_listing(stub):
     stub.route("GET", "/v1/wh/namespaces/db", body={"namespace": ["db"], "properties": {}})
     stub.route("GET", "/v1/wh/namespaces/db/tables", body={"identifiers": [{"namespace": ["db"], "name": n} for n in "ab"]})

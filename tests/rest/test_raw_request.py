@@ -9,7 +9,7 @@ from lance_namespace import LanceNamespaceError
 import lance_ns
 from lance_ns.errors import InvalidInputError
 from lance_ns.server import run_server_in_thread
-from lance_ns.server.routes import ROUTES
+from lance_ns.protocol.routes import ROUTES
 
 
 def test_a_name_the_client_refuses_reaches_the_server_raw(client, backend):

@@ -17,7 +17,7 @@ import lance_ns
 from lance_ns.base import OPERATIONS
 from lance_ns.errors import PermissionDeniedError, UnauthenticatedError
 from lance_ns.server import auth as A
-from lance_ns.server import routes as R
+from lance_ns.protocol import routes as R
 from lance_ns.server import run_server_in_thread
 from tests.rest.conftest import arrow_stream as table_to_ipc
 

@@ -78,7 +78,7 @@ class Run:
         return result if isinstance(result, dict) else {"value": result}
 
     def _over_the_wire(self, rest, op, req: dict, data: bytes | None) -> dict:
-        from ..server.routes import ROUTES
+        from ..protocol.routes import ROUTES
 
         route = ROUTES[op.method]
         fields = op.request.model_validate(req).model_dump(by_alias=True, exclude_none=True, mode="json")

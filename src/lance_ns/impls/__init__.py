@@ -24,6 +24,15 @@ IMPLS: dict[str, tuple[str, str | None]] = {
 REGISTERED_PREFIX = "lance_ns."
 
 
+def impl_prefix(impl: str) -> str:
+    """The key prefix of ``impl``'s properties in a flat tool config: an alias
+    is its own prefix (``dir.root``); a class path's is the class name
+    (``lance_ns.impls.glue:GlueNamespace`` -> ``GlueNamespace.region``)."""
+    if impl in IMPLS:
+        return impl
+    return impl.rsplit(":", 1)[-1].rsplit(".", 1)[-1]
+
+
 def registered_name(alias: str) -> str:
     """``glue`` -> ``lance_ns.glue``, the name for ``lance_namespace.connect``."""
     return REGISTERED_PREFIX + alias

@@ -114,7 +114,6 @@ def _code(exc: Exception) -> str:
 
 
 class GlueNamespace(CatalogNamespace):
-    impl_name = "glue"
     lance_table_kind = EXTERNAL_TABLE
     supports_cascade = False  # the spec: RESTRICT only
 
@@ -131,6 +130,12 @@ class GlueNamespace(CatalogNamespace):
             self.glue = self._boto.client("glue", endpoint_url=self.prop("endpoint"), config=self._config())
         except botocore.exceptions.BotoCoreError as e:  # NoRegionError, bad endpoint, ...
             raise InvalidInputError(f"cannot configure the Glue client: {e}") from e
+
+    def close(self) -> None:
+        """Release the HTTP connections of the Glue (and STS) clients."""
+        self.glue.close()
+        if getattr(self, "_sts", None) is not None:
+            self._sts.close()
 
     # -- client configuration ------------------------------------------------------
     def _config(self) -> Config:

@@ -37,11 +37,15 @@ Everything else (resolve ids, check parents, mark and filter Lance tables,
 sort, page) is the shared CatalogNamespace algorithm, which also keeps the
 Lance semantics where an Iceberg server is lax (e.g. SeaweedFS answers 200 to a
 duplicate create and ``[]`` when listing a missing namespace: existence is
-checked first).  ListTables loads each table's metadata on a thread pool.
+checked first).  ListTables must load each table's metadata to see
+``table_type`` (~10 ms a table): a page of ``limit`` tables loads, on a thread
+pool, only the tables that page needs (see ``_lance_table_page``).
 """
 
 from __future__ import annotations
 
+import bisect
+import dataclasses
 import re
 import threading
 import time
@@ -51,9 +55,9 @@ from urllib.parse import urlparse
 import pydantic
 import requests
 from pyiceberg import exceptions as ice
-from pyiceberg.catalog.rest import PREFIX, RestCatalog
+from pyiceberg.catalog.rest import PREFIX, Capability, Endpoints, RestCatalog, TableResponse
 from pyiceberg.catalog.rest.auth import AuthManager, AuthManagerAdapter
-from pyiceberg.catalog.rest.response import TokenResponse
+from pyiceberg.catalog.rest.response import TokenResponse, _handle_non_200_response
 from pyiceberg.io import FileIO
 from pyiceberg.schema import Schema
 from pyiceberg.types import NestedField, StringType
@@ -63,6 +67,7 @@ from urllib3.util.retry import Retry
 from .. import storage
 from ..catalog import CatalogNamespace, CatalogTable
 from ..identifiers import to_string
+from ..paging import check_limit
 from ..errors import (
     InternalError,
     InvalidInputError,
@@ -176,11 +181,56 @@ class _NoFileIO(FileIO):
 class _WarehouseCatalog(RestCatalog):
     """pyiceberg's RestCatalog for one warehouse, on the owner's session setup."""
 
+    #: loaded tables remembered for conditional loads (oldest forgotten first)
+    MAX_REMEMBERED = 10_000
+
     def __init__(self, owner: "IcebergRestNamespace", warehouse: str):
         self._owner = owner
         super().__init__(f"lance-ns/{warehouse}", uri=owner.endpoint, warehouse=warehouse)
         if not self.properties.get(PREFIX):
             self.properties[PREFIX] = warehouse  # the spec's fallback
+        #: identifier -> (the server's ETag, the table as loaded with it)
+        self._remembered: dict[tuple[str, ...], tuple[str, CatalogTable]] = {}
+        self._remembered_lock = threading.Lock()
+
+    def load_entry(self, identifier: tuple[str, ...]) -> CatalogTable:
+        """A table's location and properties (what tells a Lance table), from
+        LoadTable without building a pyiceberg Table.
+
+        Freshness-aware, as the Iceberg REST spec allows: when the server sent
+        an ``ETag`` with the last load of this identifier, the load asks
+        ``If-None-Match`` and a ``304`` reuses what was loaded then.  That is
+        safe because the server answers 304 only while the table's metadata is
+        unchanged (servers derive the ETag from the metadata file's location):
+        a changed table, or another table created under the same name after a
+        drop, has new metadata, so it is loaded again.  A server that sends no
+        ETag (SeaweedFS) gets a full load every time: nothing is reused.
+        """
+        self._check_endpoint(Capability.V1_LOAD_TABLE)
+        with self._remembered_lock:
+            remembered = self._remembered.get(identifier)
+        url = self.url(Endpoints.load_table, prefixed=True, **self._split_identifier_for_path(identifier))
+        response = self._session.get(url, headers={"If-None-Match": remembered[0]} if remembered else None)
+        if response.status_code == 304 and remembered:
+            return dataclasses.replace(remembered[1], properties=dict(remembered[1].properties))
+        try:
+            response.raise_for_status()
+        except requests.HTTPError as exc:
+            self._remember(identifier, None)
+            _handle_non_200_response(exc, {404: ice.NoSuchTableError})
+        meta = TableResponse.model_validate_json(response.text).metadata
+        table = CatalogTable(name=identifier[-1], location=meta.location, properties=dict(meta.properties))
+        etag = response.headers.get("ETag")
+        self._remember(identifier, (etag, dataclasses.replace(table, properties=dict(table.properties))) if etag else None)
+        return table
+
+    def _remember(self, identifier: tuple[str, ...], entry: tuple[str, CatalogTable] | None) -> None:
+        with self._remembered_lock:
+            self._remembered.pop(identifier, None)
+            if entry is not None:
+                self._remembered[identifier] = entry
+                if len(self._remembered) > self.MAX_REMEMBERED:
+                    del self._remembered[next(iter(self._remembered))]
 
     def _create_session(self) -> requests.Session:
         session = self._owner._new_session()
@@ -200,7 +250,6 @@ _BARE_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://$")
 
 
 class IcebergRestNamespace(CatalogNamespace):
-    impl_name = "iceberg"
     supports_cascade = False  # the spec: only Restrict drops
     supports_managed_versioning = False
     managed_refusal = (
@@ -301,17 +350,41 @@ class IcebergRestNamespace(CatalogNamespace):
         except ice.NoSuchNamespaceError:
             pass  # idempotent (the spec)
 
-    def _list_tables(self, ns):
+    def _all_table_names(self, ns: list[str]) -> list[str]:
+        """The sorted names of every table of ``ns`` (one cheap listing, names only)."""
         if len(ns) == 1:
             return []  # Iceberg tables live in a namespace, never in the warehouse itself
-        cat = self._catalog(ns[0])
-        names = [ident[-1] for ident in cat.list_tables(tuple(ns[1:]))]
+        return sorted({ident[-1] for ident in self._catalog(ns[0]).list_tables(tuple(ns[1:]))})
+
+    def _load_all(self, ns: list[str], names: list[str]) -> list[CatalogTable]:
+        """The tables ``names`` (in that order, those still there), loaded
+        ``list_concurrency`` at a time: one metadata load per table is the only
+        way to see ``table_type``."""
         if not names:
             return []
-        # One metadata load per table: the only way to see table_type.  Concurrent.
+        cat = self._catalog(ns[0])
         with ThreadPoolExecutor(max_workers=min(self._workers, len(names))) as pool:
             loaded = list(pool.map(lambda n: self._load(cat, ns, n, lenient=True), names))
         return [t for t in loaded if t is not None]
+
+    def _list_tables(self, ns):
+        return self._load_all(ns, self._all_table_names(ns))
+
+    def _lance_table_page(self, ns, limit, page_token, keep=None):
+        # A page of n loads n + 1 tables (the one after it says whether there is
+        # a next page), more only as far as non-Lance tables are skipped; the
+        # token is the page's last name, where the next page resumes.
+        names = self._all_table_names(ns)
+        n = check_limit(limit)
+        rest = names[bisect.bisect_right(names, page_token) if page_token else 0 :]
+        found: list[str] = []
+        while rest and (n is None or len(found) <= n):
+            take = len(rest) if n is None else n + 1 - len(found)
+            batch, rest = rest[:take], rest[take:]
+            found += [t.name for t in self._load_all(ns, batch) if self.is_lance(t) and (keep is None or keep(t))]
+        if n is not None and len(found) > n:
+            return found[:n], found[n - 1]
+        return found, None
 
     def _get_table(self, ns, name):
         if len(ns) == 1:
@@ -321,15 +394,13 @@ class IcebergRestNamespace(CatalogNamespace):
     @staticmethod
     def _load(cat: _WarehouseCatalog, ns: list[str], name: str, lenient: bool = False) -> CatalogTable | None:
         try:
-            table = cat.load_table((*ns[1:], name))
+            return cat.load_entry((*ns[1:], name))
         except (ice.NoSuchTableError, ice.NoSuchNamespaceError):
             return None  # gone meanwhile
         except pydantic.ValidationError:
             if lenient:  # metadata pyiceberg cannot read is no companion table of ours:
                 return CatalogTable(name=name)  # listed as non-Lance, not a failed listing
             raise
-        meta = table.metadata
-        return CatalogTable(name=name, location=meta.location, properties=dict(meta.properties))
 
     def _create_table(self, ns, table):
         if len(ns) == 1:

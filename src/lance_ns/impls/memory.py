@@ -28,7 +28,8 @@ class _Node:
 
 
 class MemoryNamespace(CatalogNamespace):
-    impl_name = "memory"
+    """Namespaces and table entries held in this process (tests, examples)."""
+
     supports_managed_versioning = True  # the compare-and-swap is a lock
 
     def __init__(self, **properties: str):

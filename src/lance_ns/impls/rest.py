@@ -1,7 +1,7 @@
 """The REST client backend (impl ``rest``): any Lance REST namespace server.
 
 Every operation is generated from the one route table
-(:data:`lance_ns.server.routes.ROUTES`), so the client sends each field where
+(:data:`lance_ns.protocol.routes.ROUTES`), so the client sends each field where
 the server reads it.  Properties (strings, like every impl):
 
 * ``uri`` (required): the server's base URL, e.g. ``http://127.0.0.1:2333``;
@@ -42,7 +42,7 @@ from ..errors import (
 )
 from ..identifiers import REST_DELIMITER
 from ..redact import redact_text
-from ..server import routes as R
+from ..protocol import routes as R
 
 _READ_OPS = frozenset(
     {
@@ -66,7 +66,7 @@ _RETRY_STATUSES = (429, 503)
 
 
 class RestNamespace(NamespaceBase):
-    impl_name = "rest"
+    """A client of a Lance REST namespace server (properties: see the module docstring)."""
 
     def __init__(self, **properties: str):
         super().__init__(**properties)

@@ -87,7 +87,6 @@ class UnityError(Exception):
 
 
 class UnityNamespace(CatalogNamespace):
-    impl_name = "unity"
     lance_table_kind = EXTERNAL
     table_depths = (2,)
     max_depth = 2

@@ -9,8 +9,9 @@
 From a shell: ``python -m lance_ns.server --impl dir --prop root=/tmp/lake --port 2333``
 (:mod:`.command`: the same flags and code path as ``lance-ns serve``).
 
-Names are imported lazily: the REST client uses :mod:`.routes` without
-needing the server's dependencies (starlette, uvicorn).
+Names are imported lazily, so importing this package needs none of the
+server's dependencies (starlette, uvicorn).  The route table and the OpenAPI
+document are :mod:`lance_ns.protocol`'s (shared with the REST client).
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ _EXPORTS = {
     "DEFAULT_MAX_BODY_BYTES": ".command",
     "NamespaceApp": ".app",
     "create_app": ".app",
-    "ROUTES": ".routes",
-    "Route": ".routes",
-    "openapi_document": ".routes",
+    "ROUTES": "..protocol.routes",
+    "Route": "..protocol.routes",
+    "openapi_document": "..protocol.routes",
     "ServerHandle": ".running",
     "run_server_in_thread": ".running",
     "serve": ".running",

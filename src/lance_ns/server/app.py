@@ -26,7 +26,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route as StarletteRoute
 
 from .. import tables
-from ..base import BY_OP_ID, Operation, coerce_request
+from ..base import BY_OP_ID, NamespaceBase, Operation, check_request, coerce_request
 from ..errors import (
     InternalError,
     InvalidInputError,
@@ -38,12 +38,12 @@ from ..errors import (
     error_body,
     http_status,
 )
-from ..identifiers import REST_DELIMITER, parse_id, validate_id
+from ..identifiers import REST_DELIMITER, split_id
 from ..limits import Limits
 from ..modes import CreateMode, DropBehavior, DropMode, RegisterMode, WriteMode
 from ..redact import RedactingFilter, is_secret_key, redact_text
 from . import auth as A
-from . import routes as R
+from ..protocol import routes as R
 from . import ui
 from .metrics import Metrics
 from .command import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_THREADS
@@ -170,6 +170,8 @@ class NamespaceApp:
         ui: bool = True,
     ):
         self.namespace = namespace
+        #: our namespaces check every request once themselves (lance_ns.base.normalising)
+        self._checks_requests = isinstance(namespace, NamespaceBase)
         self.ui = ui  # the catalog browser at /ui/ (server.ui)
         self.auth_file = A.AuthFile(auth_file) if auth_file else None
         self.metrics = Metrics()
@@ -314,9 +316,9 @@ class NamespaceApp:
                     names = ", ".join(sorted(m.value for m in allowed))
                     raise InvalidInputError(f"{op_id} {field} must be one of {names}, got {fields[field]!r}")
         model = coerce_request(fields, op.request)  # first: an id that is not a list of strings is 13
-        if getattr(model, "id", None) is not None:  # every backend, not only lance_ns ones, gets valid ids
-            validate_id(model.id)
-        self.limits.check_request(model)
+        self.limits.check_request(model)  # the server's own limits (--max-property-bytes...)
+        if not self._checks_requests:  # a backend that is not ours gets valid ids too
+            check_request(model)
         return model
 
     async def _current(self, request: Request, route: R.Route) -> Response:
@@ -331,7 +333,7 @@ class NamespaceApp:
         elif route.body == "arrow":
             data = await self._arrow_body(request, op)
         if route.has_id:
-            path_id = parse_id(request.path_params["id"], delimiter)
+            path_id = split_id(request.path_params["id"], delimiter)
             body_id = fields.get("id")
             if body_id is not None and body_id != path_id:
                 raise InvalidInputError(f"body id {body_id!r} does not match the path id {path_id!r}")
@@ -359,7 +361,7 @@ class NamespaceApp:
             fields: dict[str, Any] = {}
             delimiter = request.query_params.get("delimiter") or REST_DELIMITER
             if "id" in request.query_params:
-                fields["id"] = parse_id(request.query_params["id"], delimiter)
+                fields["id"] = split_id(request.query_params["id"], delimiter)
             for p in route.query_params:
                 values = request.query_params.getlist(p.name)
                 if values:
@@ -467,7 +469,7 @@ class NamespaceApp:
         table = []
         for route in sorted(R.ROUTES.values(), key=_match_order):
             # ``{id:path}`` also matches ids with a raw or decoded '/' (clients that
-            # do not encode it), so they reach parse_id and get a 400, not a 404.
+            # do not encode it), so they reach the id check and get a 400, not a 404.
             path = route.path.replace("{id}", "{id:path}")
             table.append(StarletteRoute(path, self._endpoint(route), methods=[route.method]))
         for op_id, op in BY_OP_ID.items():

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..errors import InvalidInputError
-from . import routes as R
+from ..protocol import routes as R
 
 log = logging.getLogger("lance_ns.server")
 

@@ -181,11 +181,21 @@ def scheme(args: Any) -> str:
 
 
 def run(namespace, args: Any, opener: dict | None = None) -> None:
-    """Serve ``namespace`` with the flags of :data:`FLAGS` until interrupted.
+    """Serve ``namespace`` with the flags of :data:`FLAGS` until interrupted,
+    then close it (``lance-ns serve`` and ``python -m lance_ns.server`` open it).
 
     ``opener`` says how to open the namespace again (``{"impl": ..., "properties":
     {...}}`` or ``{"name": ...}``): ``--workers`` above 1 opens it in every worker.
     """
+    try:
+        _serve(namespace, args, opener)
+    finally:
+        close = getattr(namespace, "close", None)  # a namespace not of lance_ns may have none
+        if callable(close):
+            close()
+
+
+def _serve(namespace, args: Any, opener: dict | None) -> None:
     from ..errors import InvalidInputError
 
     auth_token, api_keys = credentials(args)

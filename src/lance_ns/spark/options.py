@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from ..impls import impl_prefix
 from .errors import error
 
 STORAGE_PREFIX = "storage."
@@ -22,10 +23,6 @@ def _plain(options: Mapping[str, object]) -> dict[str, str]:
     return {str(k): str(v) for k, v in dict(options).items() if v is not None}
 
 
-def _prefix(impl: str) -> str:
-    """The key prefix of ``impl``'s properties: the impl itself, or a class
-    name's last part (``lance.namespace.DirectoryNamespace`` -> ``DirectoryNamespace``)."""
-    return impl.rsplit(":", 1)[-1].rsplit(".", 1)[-1] if "." in impl or ":" in impl else impl
 
 
 def _impl_config(impl: str, opts: dict[str, str]) -> dict[str, str]:
@@ -33,7 +30,7 @@ def _impl_config(impl: str, opts: dict[str, str]) -> dict[str, str]:
     them (Spark lower-cases option keys; the impl may be a class name).
     Only these keys: the config is also the connection cache's key."""
     config = {"impl": impl}
-    for prefix in sorted({impl, _prefix(impl)}, key=len, reverse=True):
+    for prefix in sorted({impl, impl_prefix(impl)}, key=len, reverse=True):
         for key, value in opts.items():
             if key.lower().startswith(prefix.lower() + "."):
                 config.setdefault(prefix + key[len(prefix) :], value)
@@ -48,7 +45,7 @@ def _named_config(name: str) -> dict[str, str]:
 
     props = named_config(name)
     impl = props.pop("impl")
-    prefix = _prefix(impl)
+    prefix = impl_prefix(impl)
     config = {"impl": impl}
     for key, value in props.items():
         if not key.startswith(prefix + "."):

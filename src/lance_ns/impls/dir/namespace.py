@@ -93,7 +93,6 @@ def _check_names(parts: list[str]) -> list[str]:
 
 
 class DirectoryNamespace(CatalogNamespace):
-    impl_name = "dir"
     min_table_depth = 0  # the root holds tables
     marks_lance_tables = False  # every table of a directory is a Lance table
     location_suffix = TABLE_SUFFIX

@@ -43,7 +43,7 @@ from ...errors import (
     http_status,
 )
 from ...redact import RedactingFilter, redact_mapping, redact_text
-from .. import routes as R
+from ...protocol import routes as R
 
 log = logging.getLogger("lance_ns.server.ui")
 log.addFilter(RedactingFilter())  # a backend's traceback may quote its secrets

@@ -3,8 +3,9 @@
 Derived, not written out: every operation of :data:`lance_ns.base.OPERATIONS`
 is matched by its OperationId to the path, method, parameters and body kinds
 of the OpenAPI document shipped beside this module (a copy of the published
-``lance-namespace-rest.yaml``).  The server and the REST client both read
-this table, so they cannot disagree about where a field travels.
+``lance-namespace-rest.yaml``).  The server, the REST client and the
+conformance checker all read this table, so they cannot disagree about where
+a field travels.
 """
 
 from __future__ import annotations

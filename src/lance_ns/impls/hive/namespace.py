@@ -1,74 +1,29 @@
-"""Hive MetaStore namespaces over the metastore's Thrift API.
-
-* ``hive2`` (alias ``hive``): the HMS 2.x model, ``database$table``; the
-  root lists databases.
-* ``hive3``: the Hive 3 model (``impl-hive3.md``), ``catalog$database$table``;
-  the root lists catalogs.  Against a 2.x metastore, which has no catalog API
-  (``get_catalogs`` answers UNKNOWN_METHOD), the server's single default
-  catalog ``hive`` is the only level-1 namespace and creating or dropping a
-  catalog is Unsupported (code 0).  The capability is probed once per client.
-
-Tables are ``EXTERNAL_TABLE`` objects with parameters ``EXTERNAL=TRUE`` (without
-it HMS stores a MANAGED_TABLE, whose drop deletes the data) and
-``table_type=lance``; the location is the storage descriptor's.  Tables and
-databases are always dropped with ``deleteData=false``: data removal is ours
-(DropTable) and never the metastore's.  Lance tables the upstream
-implementations (lance-namespace-impls) made are ``MANAGED_TABLE`` with
-``table_type=lance``: listed, described and renamed like ours; their data is
-deleted only on an explicit purge (see ``deletes_data_of``).
-
-Names: HMS lowercases database, table and catalog names on write and lookup,
-so ``Events`` would be stored and listed as ``events``.  Rather than answer
-with a name the caller never gave, names with upper-case letters are refused
-(InvalidInput, code 13); declare, list and describe then round-trip exactly.
-
-Properties: ``uri`` (``thrift://host:port``, required; a comma-separated list
-of metastores is tried in order), ``client.pool-size``
-(default 3), ``client.connect-timeout-ms`` (default 10000),
-``client.socket-timeout-ms`` (default 60000; a call that gets no answer in this
-time fails with ServiceUnavailable, code 17), ``client.pool-timeout-ms``
-(default: the socket timeout; how long a caller waits for a free connection),
-``root`` (default: current directory), ``storage.*``.
-
-Namespace properties of a database: its parameters map plus the special keys
-``database.description``, ``database.location-uri``, ``database.owner`` and
-``database.owner-type`` (USER, ROLE or GROUP), stored in the Database object's
-own fields.  A catalog (Hive 3) has only ``catalog.description`` and
-``catalog.location-uri`` (default ``ROOT/<catalog>``); other keys are refused.
-"""
+"""The Hive namespaces (``hive2``, ``hive3``): the catalog primitives over Thrift calls."""
 
 from __future__ import annotations
 
-import contextlib
-import queue
 import threading
 import time
 from urllib.parse import urlparse
 
-from pymetastore.hive_metastore import ThriftHiveMetastore
 from pymetastore.hive_metastore import ttypes as hms
-from thrift.protocol import TBinaryProtocol
-from thrift.Thrift import TApplicationException, TException
-from thrift.transport import TSocket, TTransport
 
-from .. import storage
-from ..catalog import CatalogNamespace, CatalogTable, is_lance_properties
-from ..errors import (
+from ... import storage
+from ...catalog import CatalogNamespace, CatalogTable, is_lance_properties
+from ...errors import (
     ConcurrentModificationError,
     InternalError,
     InvalidInputError,
-    LanceNamespaceError,
-    NamespaceAlreadyExistsError,
     NamespaceNotEmptyError,
     NamespaceNotFoundError,
-    PermissionDeniedError,
-    ServiceUnavailableError,
     TableAlreadyExistsError,
     TableNotFoundError,
     UnsupportedOperationError,
 )
-from ..identifiers import to_string
-from ..modes import DropBehavior
+from ...identifiers import to_string
+from ...modes import DropBehavior
+from .errors import translate_hms_error
+from .pool import ClientPool, parse_uri
 
 EXTERNAL_TABLE = "EXTERNAL_TABLE"
 #: what HMS stores a table as without EXTERNAL=TRUE (lance-namespace-impls' Lance tables)
@@ -83,193 +38,6 @@ DB_SPECIAL = {
 }
 CATALOG_SPECIAL = {"catalog.description": "description", "catalog.location-uri": "locationUri"}
 PRINCIPALS = {name: value for value, name in hms.PrincipalType._VALUES_TO_NAMES.items()}
-
-#: failures of the connection itself (not of the request): ServiceUnavailable
-TRANSPORT_ERRORS = (TTransport.TTransportException, OSError, EOFError)
-
-
-# -- connection pool -----------------------------------------------------------------
-
-
-class _Connection:
-    def __init__(self, addresses: list[tuple[str, int]], connect_timeout_ms: int, socket_timeout_ms: int):
-        # Several metastores (HA, "thrift://a:9083,thrift://b:9083"): the first that answers.
-        error: Exception | None = None
-        for host, port in addresses:
-            self.socket = TSocket.TSocket(host, port)
-            self.socket.setTimeout(connect_timeout_ms)
-            self.transport = TTransport.TBufferedTransport(self.socket)
-            try:
-                self.transport.open()
-                break
-            except TTransport.TTransportException as e:
-                error = e
-        else:
-            raise error
-        self.socket.setTimeout(socket_timeout_ms)  # every later read/write
-        self.client = ThriftHiveMetastore.Client(TBinaryProtocol.TBinaryProtocol(self.transport))
-
-    def alive(self) -> bool:
-        # TSocket.isOpen peeks the socket: False once the metastore closed it
-        # (e.g. it restarted), so stale connections are replaced, not used.
-        return self.socket.isOpen()
-
-    def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self.transport.close()
-
-
-class ClientPool:
-    """A thread-safe pool of at most ``size`` Thrift connections.
-
-    Callers block while all connections are in use (up to ``wait_timeout``
-    seconds, then ServiceUnavailable).  A connection that failed at the
-    transport level is discarded; the next caller opens a fresh one.
-    """
-
-    def __init__(
-        self,
-        addresses: list[tuple[str, int]],
-        size: int,
-        connect_timeout_ms: int,
-        socket_timeout_ms: int,
-        wait_timeout_s: float,
-    ):
-        self.addresses, self.size = addresses, size
-        self._connect_ms, self._socket_ms = connect_timeout_ms, socket_timeout_ms
-        self._wait = wait_timeout_s
-        self._slots = threading.BoundedSemaphore(size)
-        self._idle: queue.LifoQueue[_Connection] = queue.LifoQueue()
-        self._lock = threading.Lock()
-        self.in_use = 0
-        self.peak_in_use = 0
-        self.opened = 0  # connections opened over the pool's life
-
-    def client(self) -> "_Lease":
-        """``with pool.client() as c:`` -- one connection for one thread."""
-        return _Lease(self)
-
-    # A class, not @contextmanager: the generated Thrift exceptions are
-    # immutable and contextlib would try to set their __traceback__.
-    def _acquire(self) -> _Connection:
-        if not self._slots.acquire(timeout=self._wait):
-            raise ServiceUnavailableError(
-                f"no free metastore connection within {self._wait:g}s (client.pool-size={self.size})"
-            )
-        with self._lock:
-            self.in_use += 1
-            self.peak_in_use = max(self.peak_in_use, self.in_use)
-        try:
-            return self._checkout()
-        except BaseException:
-            self._release(None)
-            raise
-
-    def _release(self, conn: _Connection | None) -> None:
-        if conn is not None:
-            self._idle.put(conn)
-        with self._lock:
-            self.in_use -= 1
-        self._slots.release()
-
-    def _checkout(self) -> _Connection:
-        while True:
-            try:
-                conn = self._idle.get_nowait()
-            except queue.Empty:
-                conn = _Connection(self.addresses, self._connect_ms, self._socket_ms)
-                with self._lock:
-                    self.opened += 1
-                return conn
-            if conn.alive():
-                return conn
-            conn.close()
-
-    def close(self) -> None:
-        while True:
-            try:
-                self._idle.get_nowait().close()
-            except queue.Empty:
-                return
-
-
-class _Lease:
-    def __init__(self, pool: ClientPool):
-        self.pool = pool
-        self.conn: _Connection | None = None
-
-    def __enter__(self):
-        self.conn = self.pool._acquire()
-        return self.conn.client
-
-    def __exit__(self, exc_type, exc, tb):
-        conn, self.conn = self.conn, None
-        if exc_type is not None and exc_type.__module__ != hms.__name__:
-            # Only the metastore's declared exceptions (NoSuchObject, ...) leave the
-            # connection in step; after anything else (transport, protocol, an
-            # interrupt mid-call) it is broken or out of step: never reuse it.
-            conn.close()
-            conn = None
-        self.pool._release(conn)
-        return False
-
-
-# -- error translation -----------------------------------------------------------------
-
-
-def translate_hms_error(exc: BaseException) -> LanceNamespaceError | None:
-    """A Thrift / metastore exception -> the spec's error (None: Internal)."""
-    msg = _message(exc)
-    if isinstance(exc, TRANSPORT_ERRORS):  # socket.timeout is an OSError
-        return ServiceUnavailableError(f"Hive metastore unreachable: {msg}")
-    if isinstance(exc, hms.NoSuchObjectException | hms.UnknownDBException):
-        return NamespaceNotFoundError(msg) if "table" not in msg.lower() else TableNotFoundError(msg)
-    if isinstance(exc, hms.UnknownTableException):
-        return TableNotFoundError(msg)
-    if isinstance(exc, hms.AlreadyExistsException):
-        return TableAlreadyExistsError(msg) if "table" in msg.lower() else NamespaceAlreadyExistsError(msg)
-    if isinstance(exc, hms.InvalidOperationException):
-        if "not empty" in msg.lower():
-            return NamespaceNotEmptyError(msg)
-        return InvalidInputError(msg)
-    if isinstance(exc, hms.InvalidObjectException | hms.InvalidInputException):
-        return InvalidInputError(msg)
-    if isinstance(exc, TApplicationException):
-        if exc.type == TApplicationException.UNKNOWN_METHOD:
-            return UnsupportedOperationError(f"the metastore does not implement this call: {msg}")
-        return InternalError(f"metastore error: {msg}")
-    if isinstance(exc, hms.MetaException):
-        low = msg.lower()
-        if "can not drop" in low or "cannot drop" in low:
-            return InvalidInputError(msg)
-        if "permission denied" in low or "accesscontrolexception" in low or "not authorized" in low:
-            return PermissionDeniedError(msg)
-        if "could not connect" in low or "timed out" in low or "communications link failure" in low:
-            return ServiceUnavailableError(f"Hive metastore backend unavailable: {msg}")
-        return InternalError(f"metastore error: {msg}")
-    if isinstance(exc, TException):
-        return InternalError(f"metastore error: {type(exc).__name__}: {msg}")
-    return None
-
-
-def _addresses(uri: str) -> list[tuple[str, int]]:
-    """``thrift://host:port[,thrift://host2:port2...]`` -> [(host, port), ...]."""
-    out = []
-    for part in uri.split(","):
-        try:
-            parsed = urlparse(part.strip())
-            host, port = parsed.hostname, parsed.port
-        except ValueError:
-            host = port = None
-        if parsed.scheme != "thrift" or not host or not port:
-            raise InvalidInputError(f"'uri' must be thrift://host:port[,thrift://host:port...], got {uri!r}")
-        out.append((host, port))
-    return out
-
-
-def _message(exc: BaseException) -> str:
-    return str(getattr(exc, "message", None) or exc or type(exc).__name__)
-
 
 def _location_out(location: str | None) -> str | None:
     """HMS qualifies local paths as ``file:/path``; callers gave (and pylance wants) ``/path``."""
@@ -304,7 +72,7 @@ class _HiveBase(CatalogNamespace):
         super().__init__(**properties)
         socket_ms = self.int_prop("client.socket-timeout-ms", 60000, minimum=1)
         self.pool = ClientPool(
-            _addresses(self.prop("uri", required=True)),
+            parse_uri(self.prop("uri", required=True)),
             size=self.int_prop("client.pool-size", 3, minimum=1),
             connect_timeout_ms=self.int_prop("client.connect-timeout-ms", 10000, minimum=1),
             socket_timeout_ms=socket_ms,
@@ -314,18 +82,20 @@ class _HiveBase(CatalogNamespace):
     def close(self) -> None:
         self.pool.close()
 
-    def translate_error(self, exc):
-        return translate_hms_error(exc)
-
-    def _hms(self) -> _Lease:
-        return self.pool.client()
-
     def _call(self, method: str, *args):
-        """One Thrift call on a pooled connection.  Arguments are computed by the
-        caller first: computing them may need a connection of its own (the
-        hive3 capability probe), and nesting leases could exhaust the pool."""
-        with self.pool.client() as c:
-            return getattr(c, method)(*args)
+        """One Thrift call on a pooled connection; its failures leave as the
+        spec's errors (:func:`.errors.translate_hms_error`).  Arguments are
+        computed by the caller first: computing them may need a connection of
+        its own (the hive3 capability probe), and nesting leases could exhaust
+        the pool."""
+        try:
+            with self.pool.client() as c:
+                return getattr(c, method)(*args)
+        except Exception as e:  # noqa: BLE001 - translated, never swallowed
+            mapped = translate_hms_error(e, method)
+            if mapped is None:
+                raise
+            raise mapped from e
 
     # -- mapping of namespace levels to metastore names (per model) ----------------------
     def _db_name(self, ns: list[str]) -> str:
@@ -339,41 +109,33 @@ class _HiveBase(CatalogNamespace):
     def _get_database(self, ns: list[str]) -> dict[str, str] | None:
         try:
             db = self._call("get_database", self._db_name(ns))
-        except (hms.NoSuchObjectException, NamespaceNotFoundError):
+        except NamespaceNotFoundError:
             return None
         return _db_properties(db)
 
     def _create_database(self, ns: list[str], properties: dict[str, str]) -> None:
-        db = _database(ns[-1], properties, self._catalog_of(ns))
-        try:
-            self._call("create_database", db)
-        except hms.AlreadyExistsException:
-            raise NamespaceAlreadyExistsError(f"namespace {to_string(ns)!r} already exists") from None
+        self._call("create_database", _database(ns[-1], properties, self._catalog_of(ns)))
 
     def _drop_database(self, ns: list[str]) -> None:
-        try:
-            # deleteData=False: the directory is HMS's bookkeeping, tables' data was handled by us
-            self._call("drop_database", self._db_name(ns), False, False)
-        except hms.NoSuchObjectException:
-            raise NamespaceNotFoundError(f"namespace {to_string(ns)!r} does not exist") from None
+        # deleteData=False: the directory is HMS's bookkeeping, tables' data was handled by us
+        self._call("drop_database", self._db_name(ns), False, False)
 
     # -- tables ------------------------------------------------------------------------------
     def _list_tables(self, ns):
         if len(ns) not in self.table_depths:
             return []
         dbname = self._db_name(ns)
-        with self._hms() as c:
-            names = c.get_all_tables(dbname)
-            out: list[CatalogTable] = []
-            for i in range(0, len(names), 100):  # one call per 100 tables, not one per table
-                out += [_catalog_table(t) for t in c.get_table_objects_by_name(dbname, names[i : i + 100])]
+        names = self._call("get_all_tables", dbname)
+        out: list[CatalogTable] = []
+        for i in range(0, len(names), 100):  # one call per 100 tables, not one per table
+            out += [_catalog_table(t) for t in self._call("get_table_objects_by_name", dbname, names[i : i + 100])]
         return out
 
     def _get_table(self, ns, name):
         _check_hive_name(name)
         try:
             return _catalog_table(self._call("get_table", self._db_name(ns), name))
-        except (hms.NoSuchObjectException, hms.UnknownDBException, hms.UnknownTableException, NamespaceNotFoundError):
+        except (TableNotFoundError, NamespaceNotFoundError):
             return None
 
     def _create_table(self, ns, table):
@@ -399,12 +161,7 @@ class _HiveBase(CatalogNamespace):
                 compressed=False,
             ),
         )
-        try:
-            self._call("create_table", t)
-        except hms.AlreadyExistsException:
-            raise TableAlreadyExistsError(f"table {to_string(ns + [table.name])!r} already exists") from None
-        except hms.NoSuchObjectException:
-            raise NamespaceNotFoundError(f"namespace {to_string(ns)!r} does not exist") from None
+        self._call("create_table", t)
         # HMS 2.3 checks existence and inserts in separate steps: two racing creates
         # can both succeed.  The table the metastore returns now decides the winner.
         stored = self._get_table(ns, table.name)
@@ -412,10 +169,7 @@ class _HiveBase(CatalogNamespace):
             raise TableAlreadyExistsError(f"table {to_string(ns + [table.name])!r} already exists (created concurrently)")
 
     def _delete_table(self, ns, name):
-        try:
-            self._call("drop_table", self._db_name(ns), name, False)  # deleteData=False, always
-        except hms.NoSuchObjectException:
-            raise TableNotFoundError(f"table {to_string(ns + [name])!r} does not exist") from None
+        self._call("drop_table", self._db_name(ns), name, False)  # deleteData=False, always
 
     # -- tables the upstream implementations made (MANAGED_TABLE) -------------------------
     def is_lance(self, table):
@@ -453,19 +207,17 @@ class _HiveBase(CatalogNamespace):
         renamed = hms.Table(**{**vars(old), "tableName": new_name, "dbName": new_ns[-1]})
         try:
             self._call("alter_table", self._db_name(ns), table.name, renamed)
-        except (hms.InvalidOperationException, hms.InvalidObjectException, hms.MetaException) as e:
-            # HMS 2.3 checks and updates in separate steps: a rename racing another one
-            # fails with either exception type, saying what it lost to
-            text = _message(e).lower()
-            if "already exists" in text:
+        except (InvalidInputError, InternalError):
+            # HMS 2.3 checks and updates in separate steps: a rename racing another one fails
+            # with InvalidOperation, InvalidObject or a MetaException; what it lost to is read
+            # from the metastore's state, not from the message
+            winner = self._get_table(new_ns, new_name)
+            if winner is not None and winner.location != table.location:
                 raise TableAlreadyExistsError(f"table {to_string(new_ns + [new_name])!r} already exists") from None
-            if "doesn't exist" in text or "does not exist" in text or "not found" in text:
+            if self._get_table(ns, table.name) is None:
                 raise ConcurrentModificationError(
                     f"table {to_string(ns + [table.name])!r} was renamed or dropped concurrently"
                 ) from None
-            winner = self._get_table(new_ns, new_name)  # e.g. the metastore's unique key refused it
-            if winner is not None and winner.location != table.location:
-                raise TableAlreadyExistsError(f"table {to_string(new_ns + [new_name])!r} already exists") from None
             raise
         stored = self._get_table(new_ns, new_name)
         if stored is None or stored.location != table.location:
@@ -478,7 +230,6 @@ class _HiveBase(CatalogNamespace):
 class Hive2Namespace(_HiveBase):
     """``database$table`` over a Hive 2.x (or later) metastore."""
 
-    impl_name = "hive2"
     max_depth = 1
     table_depths = (1,)
     creatable_depths = (1,)
@@ -505,7 +256,6 @@ class Hive2Namespace(_HiveBase):
 class Hive3Namespace(_HiveBase):
     """``catalog$database$table`` over a Hive 3 metastore (degrading on 2.x)."""
 
-    impl_name = "hive3"
     max_depth = 2
     table_depths = (2,)
     creatable_depths = (1, 2)
@@ -524,9 +274,7 @@ class Hive3Namespace(_HiveBase):
                     try:
                         self._call("get_catalogs")
                         self._has_catalogs = True
-                    except TApplicationException as e:
-                        if e.type != TApplicationException.UNKNOWN_METHOD:
-                            raise
+                    except UnsupportedOperationError:  # UNKNOWN_METHOD: a 2.x metastore
                         self._has_catalogs = False
         return self._has_catalogs
 
@@ -556,7 +304,7 @@ class Hive3Namespace(_HiveBase):
             return {} if name == DEFAULT_CATALOG else None
         try:
             cat = self._call("get_catalog", hms.GetCatalogRequest(name=name)).catalog
-        except hms.NoSuchObjectException:
+        except NamespaceNotFoundError:
             return None
         props = {}
         if cat.description:
@@ -602,10 +350,7 @@ class Hive3Namespace(_HiveBase):
             description=properties.get("catalog.description"),
             locationUri=properties.get("catalog.location-uri") or storage.join(self.root, ns[0]),
         )
-        try:
-            self._call("create_catalog", hms.CreateCatalogRequest(catalog=cat))
-        except hms.AlreadyExistsException:
-            raise NamespaceAlreadyExistsError(f"catalog {ns[0]!r} already exists") from None
+        self._call("create_catalog", hms.CreateCatalogRequest(catalog=cat))
 
     def _drop_namespace(self, ns):
         if len(ns) == 2:
@@ -613,10 +358,7 @@ class Hive3Namespace(_HiveBase):
             return
         if not self.has_catalogs:
             raise self._no_catalog_api(f"drop catalog {ns[0]!r}")
-        try:
-            self._call("drop_catalog", hms.DropCatalogRequest(name=ns[0]))
-        except hms.NoSuchObjectException:
-            raise NamespaceNotFoundError(f"catalog {ns[0]!r} does not exist") from None
+        self._call("drop_catalog", hms.DropCatalogRequest(name=ns[0]))
 
     def _create_table(self, ns, table):
         self._db_name(ns)  # checks the catalog level on a catalog-less metastore
@@ -694,4 +436,4 @@ def _database(name: str, properties: dict[str, str], catalog: str | None) -> hms
     return hms.Database(name=_check_hive_name(name), parameters=props, catalogName=catalog, **fields)
 
 
-__all__ = ["Hive2Namespace", "Hive3Namespace", "ClientPool", "translate_hms_error"]
+__all__ = ["Hive2Namespace", "Hive3Namespace"]
