@@ -35,10 +35,9 @@ NOT_YET_CHECKED = {
     "UpdateTableTag": "branch",
     "ListTableVersions": "branch page_token",
     "ListTableTags": "page_token",
-    # credential vending: no backend here vends credentials (a check needs a vending catalog)
-    "DescribeTable": "branch vend_credentials",
+    "DescribeTable": "branch",
     # locations: tests/conformance/test_conformance.py checks them (overlap refusals) per backend
-    "DeclareTable": "location vend_credentials",
+    "DeclareTable": "location",
     "CreateTable": "properties storage_options",
     # the data-plane operations of TableDataOps: tested per backend in tests/dir/test_dataops.py
     # and tests/rest, not yet by the shared scenario

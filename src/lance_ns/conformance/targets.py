@@ -18,6 +18,7 @@ from lance_namespace import LanceNamespace
 CAPABILITY_ATTRIBUTES: dict[str, str] = {
     "cascade": "supports_cascade",  # DropNamespace behavior=Cascade
     "drop_missing_ok": "drop_missing_ok",  # DropNamespace of a missing namespace succeeds (Iceberg spec)
+    "vending": "vends_credentials",  # credential_vendor.enabled: DescribeTable/DeclareTable vend credentials
 }
 
 
@@ -28,7 +29,7 @@ def capabilities(namespace: Any) -> tuple[frozenset[str], frozenset[str]]:
     has, lacks = set(), set()
     for cap, attr in CAPABILITY_ATTRIBUTES.items():
         if hasattr(cls, attr):
-            (has if getattr(cls, attr) else lacks).add(cap)
+            (has if getattr(namespace, attr) else lacks).add(cap)  # the instance: vending is configuration
     return frozenset(has), frozenset(lacks)
 
 

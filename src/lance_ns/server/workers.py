@@ -51,9 +51,10 @@ def serve_workers(workers: int, opener: dict, *, host: str, port: int, log_level
     finishes its in-flight requests)."""
     import uvicorn
 
-    from .command import configure_logging
+    from .command import configure_logging, log_http_stack
 
     configure_logging(log_level, log_format)
+    log_http_stack(uvicorn_options)
     os.environ[CONFIG_ENV] = encode(opener, app_options, log_level, log_format)
     # /metrics answers the sum over the workers: prometheus-client's multiprocess mode
     os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="lance-ns-metrics-"))
