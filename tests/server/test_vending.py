@@ -21,6 +21,7 @@ import logging
 import time
 
 import lance
+import lance.namespace
 import pyarrow as pa
 import pytest
 from lance_namespace import DeclareTableRequest, DescribeTableRequest
