@@ -1,7 +1,8 @@
 """What a scenario runs against, and what it is known to offer.
 
-Capabilities are declared once, as class attributes of the backend classes
-(:data:`CAPABILITY_ATTRIBUTES`); the tests' backends and ``lance-ns check
+Capabilities are declared once, as attributes of the backend classes
+(:data:`CAPABILITY_ATTRIBUTES`), read from the namespace object (``vending``
+depends on its configuration); the tests' backends and ``lance-ns check
 --impl`` both read them through :func:`capabilities`.  A remote server's
 class is unknown: there the spec's behaviour is expected and the runner
 probes what it can (whether namespaces nest).
