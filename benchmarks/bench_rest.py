@@ -144,42 +144,38 @@ def load(url: str, op: str, clients: int, seconds: float) -> dict:
              for _ in range(clients)]
     for c in conns:  # warm up each connection
         fn(c)
-    lat: list[list[float]] = [[] for _ in range(clients)]
+    return _summary(closed_loop([lambda c=c: fn(c) for c in conns], seconds))
+
+
+def closed_loop(calls: list, seconds: float) -> dict:
+    """One thread per entry of ``calls``, each calling its entry in a closed loop for ``seconds``."""
+    lat: list[list[float]] = [[] for _ in calls]
     errors = [0]
-    start_evt = threading.Event()
+    go = threading.Event()
     stop_at = [0.0]
 
     def worker(i: int) -> None:
-        c, mine = conns[i], lat[i]
-        start_evt.wait()
+        call, mine = calls[i], lat[i]
+        go.wait()
         while True:
             t0 = time.perf_counter()
             if t0 >= stop_at[0]:
                 return
             try:
-                fn(c)
+                call()
             except Exception:
                 errors[0] += 1
             mine.append(time.perf_counter() - t0)
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(clients)]
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(len(calls))]
     for t in threads:
         t.start()
-    t_start = time.perf_counter()
-    stop_at[0] = t_start + seconds
-    start_evt.set()
+    start = time.perf_counter()
+    stop_at[0] = start + seconds
+    go.set()
     for t in threads:
         t.join()
-    elapsed = time.perf_counter() - t_start
-    all_lat = sorted(x for per in lat for x in per)
-    n = len(all_lat)
-    return {
-        "requests": n,
-        "errors": errors[0],
-        "rps": n / elapsed,
-        "p50_ms": all_lat[n // 2] * 1000 if n else float("nan"),
-        "p99_ms": all_lat[min(n - 1, int(n * 0.99))] * 1000 if n else float("nan"),
-    }
+    return {"elapsed": time.perf_counter() - start, "lat": [x for per in lat for x in per], "errors": errors[0]}
 
 
 def run_loads(url: str, ops: list[str], clients: list[int], seconds: float, token: str | None = None) -> dict:
@@ -355,33 +351,7 @@ def serve_bare(port: int, answers_path: str) -> None:
 def limit_cell(client, op: str, clients: int, seconds: float) -> dict:
     """``clients`` threads sharing one pylance RestNamespace, in a closed loop for ``seconds``."""
     fn = _limit_requests()[op]
-    lat: list[list[float]] = [[] for _ in range(clients)]
-    errors = [0]
-    go = threading.Event()
-    stop_at = [0.0]
-
-    def worker(i: int) -> None:
-        mine = lat[i]
-        go.wait()
-        while True:
-            t0 = time.perf_counter()
-            if t0 >= stop_at[0]:
-                return
-            try:
-                fn(client)
-            except Exception:
-                errors[0] += 1
-            mine.append(time.perf_counter() - t0)
-
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(clients)]
-    for t in threads:
-        t.start()
-    start = time.perf_counter()
-    stop_at[0] = start + seconds
-    go.set()
-    for t in threads:
-        t.join()
-    return {"elapsed": time.perf_counter() - start, "lat": [x for per in lat for x in per], "errors": errors[0]}
+    return closed_loop([lambda: fn(client)] * clients, seconds)
 
 
 def limit(root: str, threads: int, ops: list[str], clients: list[int], seconds: float, rounds: int) -> int:
