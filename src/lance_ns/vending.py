@@ -168,6 +168,12 @@ class CredentialVendor:
     """Vends table-scoped temporary credentials (see the module docstring)."""
 
     def __init__(self, config: VendorConfig, storage_options: Mapping[str, str] | None = None):
+        try:  # at construction: a missing extra is told when the namespace opens, not at the first describe
+            import boto3
+        except ModuleNotFoundError as e:
+            missing = (e.name or "boto3").split(".")[0]
+            raise InvalidInputError(f"credential vending needs the {missing!r} package: pip install 'lance-ns[vending]'") from None
+        self._boto3 = boto3
         self.config = config
         self._own = dict(storage_options or {})  # the namespace's identity calls STS
         self._sts = None
@@ -217,10 +223,6 @@ class CredentialVendor:
 
     def _client(self):
         if self._sts is None:
-            try:
-                import boto3
-            except ImportError:
-                raise InvalidInputError("credential vending needs boto3: pip install 'lance-ns[vending]'") from None
             own = self._own
             kwargs: dict[str, Any] = {
                 "region_name": self.config.region or own.get("aws_region") or own.get("region") or "us-east-1",
@@ -231,7 +233,7 @@ class CredentialVendor:
                 kwargs.update(aws_access_key_id=own["aws_access_key_id"],
                               aws_secret_access_key=own["aws_secret_access_key"],
                               aws_session_token=own.get("aws_session_token"))
-            self._sts = boto3.client("sts", **kwargs)
+            self._sts = self._boto3.client("sts", **kwargs)
         return self._sts
 
     def _assume(self, location: str, permission: Permission) -> tuple[dict[str, str], int]:
