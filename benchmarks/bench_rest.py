@@ -18,7 +18,8 @@ the same as the Rust server's.
 compares our server with itself instead: an ``--auth-file`` (the client a
 principal with ``read = ["bench"]``) versus no authentication (aim: at least
 0.9x), and ``--workers 2`` versus 1 at 32 clients (on 2 cores, expect no more
-than about 1.6x: the load generator shares the cores).
+than about 1.6x: the load generator shares the cores).  The four servers run at
+once and every cell is measured on each in turn (interleaved).
 
 Prints throughput and p99 per server, operation and concurrency, and the
 ratios ours/pylance (throughput: higher is better; p99: lower is better).
@@ -444,16 +445,24 @@ def deployment(root: str, threads: int, ops: list[str], clients: list[int], seco
         "workers-2": (("--workers", "2"), None),
     }
     results = {}
-    for name, (extra, token) in settings.items():
-        cells = clients if not name.startswith("workers") else [max(clients)]
-        proc, url = start_ours(root, threads, extra=extra)
-        try:
-            for (op, n), v in run_loads(url, ops, cells, seconds, token).items():
-                results[(name, op, n)] = v
-                print(f"{name:10} {op:9} {n:>3} clients: {v['rps']:.0f} rps, p99 {v['p99_ms']:.2f} ms", flush=True)
-        finally:
+    servers = {}
+    try:
+        for name, (extra, _) in settings.items():
+            servers[name] = start_ours(root, threads, extra=extra)
+        for op in ops:  # interleaved: each cell on every server in turn, so drifting load hits them alike
+            for n in clients:
+                for name, (_, token) in settings.items():
+                    if name.startswith("workers") and n != max(clients):
+                        continue
+                    v = run_loads(servers[name][1], [op], [n], seconds, token)[(op, n)]
+                    results[(name, op, n)] = v
+                    print(f"{name:10} {op:9} {n:>3} clients: {v['rps']:.0f} rps, p99 {v['p99_ms']:.2f} ms", flush=True)
+    finally:
+        for proc, _ in servers.values():
             stop(proc)
-    print(f"\n{seconds:.1f} s per cell, {N_TABLES} tables, cpu count {os.cpu_count()}")
+    load = os.getloadavg()
+    print(f"\n{seconds:.1f} s per cell, interleaved, {N_TABLES} tables, cpu count {os.cpu_count()}, "
+          f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     for a_name, b_name, cells in (("auth-file", "no-auth", clients), ("workers-2", "workers-1", [max(clients)])):
         print(f"\n{a_name} vs {b_name}")
         print(f"{'op':9} {'clients':>7} | {a_name + ' rps':>15} {'p99 ms':>7} | {b_name + ' rps':>15} {'p99 ms':>7} | {'rps ratio':>9}")
