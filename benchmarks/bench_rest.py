@@ -390,9 +390,9 @@ def limit(root: str, threads: int, ops: list[str], clients: list[int], seconds: 
         for proc, _ in servers.values():
             stop(proc)
     results = {k: _summary(v) for k, v in cells.items()}
-    load = os.getloadavg()
+    avg = os.getloadavg()
     print(f"\n{seconds:.1f} s per cell x {rounds} rounds, interleaved; cpu count {os.cpu_count()}; "
-          f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+          f"load average {avg[0]:.2f} {avg[1]:.2f} {avg[2]:.2f}")
     print(f"{'op':9} {'clients':>7} | {'ours rps':>9} {'p50':>6} {'p99':>6} | {'bare rps':>9} {'p50':>6} {'p99':>6} |"
           f" {'pylance rps':>11} {'p50':>6} {'p99':>6} | {'ours/bare':>9} {'ours/pyl':>8} {'p99 ours/bare':>13}")
     for op in ops:
@@ -460,9 +460,9 @@ def deployment(root: str, threads: int, ops: list[str], clients: list[int], seco
     finally:
         for proc, _ in servers.values():
             stop(proc)
-    load = os.getloadavg()
+    avg = os.getloadavg()
     print(f"\n{seconds:.1f} s per cell, interleaved, {N_TABLES} tables, cpu count {os.cpu_count()}, "
-          f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+          f"load average {avg[0]:.2f} {avg[1]:.2f} {avg[2]:.2f}")
     for a_name, b_name, cells in (("auth-file", "no-auth", clients), ("workers-2", "workers-1", [max(clients)])):
         print(f"\n{a_name} vs {b_name}")
         print(f"{'op':9} {'clients':>7} | {a_name + ' rps':>15} {'p99 ms':>7} | {b_name + ' rps':>15} {'p99 ms':>7} | {'rps ratio':>9}")
