@@ -202,8 +202,10 @@ def log_http_stack(uvicorn_options: dict) -> None:
     """The start-up line naming the event loop and HTTP parser the server runs on."""
     import uvicorn
 
-    loop, http = http_stack(uvicorn_options.get("loop", "auto"), uvicorn_options.get("http", "auto"))
-    slow = "" if (loop, http) == ("uvloop", "httptools") else " (the fast stack is uvloop + httptools: pip install 'lance-ns[server]')"
+    asked = (uvicorn_options.get("loop", "auto"), uvicorn_options.get("http", "auto"))
+    loop, http = http_stack(*asked)
+    fell_back = asked == ("auto", "auto") and (loop, http) != ("uvloop", "httptools")  # not installed here
+    slow = " (the fast stack is uvloop + httptools: pip install 'lance-ns[server]')" if fell_back else ""
     logging.getLogger("lance_ns.server").info("uvicorn %s on the %s event loop with the %s HTTP parser%s",
                                               uvicorn.__version__, loop, http, slow)
 
