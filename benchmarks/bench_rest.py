@@ -18,10 +18,23 @@ the same as the Rust server's.
 compares our server with itself instead: an ``--auth-file`` (the client a
 principal with ``read = ["bench"]``) versus no authentication (aim: at least
 0.9x), and ``--workers 2`` versus 1 at 32 clients (on 2 cores, expect no more
-than about 1.6x: the load generator shares the cores).
+than about 1.6x: the load generator shares the cores).  The four servers run at
+once and every cell is measured on each in turn (interleaved).
 
 Prints throughput and p99 per server, operation and concurrency, and the
 ratios ours/pylance (throughput: higher is better; p99: lower is better).
+
+    python benchmarks/bench_rest.py --limit [--quick]   # issue 22: the stack's limit
+
+measures our server against what its HTTP stack can carry: ``ours`` (``lance-ns``
+``dir``), ``bare`` (an ASGI callable on the same uvicorn stack answering the very
+bytes ours answers, captured first) and ``pylance`` (pylance's Rust RestAdapter
+over the same root), for DescribeTable, TableExists and a ListTables page of 100
+from a namespace of 10,000 tables, at 1, 8 and 32 client threads sharing one
+pylance ``RestNamespace`` (Rust) per server.  Cells are interleaved (each
+operation and concurrency runs on the three servers in turn, for ``--rounds``
+rounds) so that a machine's drifting load hits them alike; it prints throughput,
+p50 and p99 with the ratios ours/bare and ours/pylance, against issue 22's targets.
 """
 
 from __future__ import annotations
@@ -132,42 +145,38 @@ def load(url: str, op: str, clients: int, seconds: float) -> dict:
              for _ in range(clients)]
     for c in conns:  # warm up each connection
         fn(c)
-    lat: list[list[float]] = [[] for _ in range(clients)]
+    return _summary(closed_loop([lambda c=c: fn(c) for c in conns], seconds))
+
+
+def closed_loop(calls: list, seconds: float) -> dict:
+    """One thread per entry of ``calls``, each calling its entry in a closed loop for ``seconds``."""
+    lat: list[list[float]] = [[] for _ in calls]
     errors = [0]
-    start_evt = threading.Event()
+    go = threading.Event()
     stop_at = [0.0]
 
     def worker(i: int) -> None:
-        c, mine = conns[i], lat[i]
-        start_evt.wait()
+        call, mine = calls[i], lat[i]
+        go.wait()
         while True:
             t0 = time.perf_counter()
             if t0 >= stop_at[0]:
                 return
             try:
-                fn(c)
+                call()
             except Exception:
                 errors[0] += 1
             mine.append(time.perf_counter() - t0)
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(clients)]
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(len(calls))]
     for t in threads:
         t.start()
-    t_start = time.perf_counter()
-    stop_at[0] = t_start + seconds
-    start_evt.set()
+    start = time.perf_counter()
+    stop_at[0] = start + seconds
+    go.set()
     for t in threads:
         t.join()
-    elapsed = time.perf_counter() - t_start
-    all_lat = sorted(x for per in lat for x in per)
-    n = len(all_lat)
-    return {
-        "requests": n,
-        "errors": errors[0],
-        "rps": n / elapsed,
-        "p50_ms": all_lat[n // 2] * 1000 if n else float("nan"),
-        "p99_ms": all_lat[min(n - 1, int(n * 0.99))] * 1000 if n else float("nan"),
-    }
+    return {"elapsed": time.perf_counter() - start, "lat": [x for per in lat for x in per], "errors": errors[0]}
 
 
 def run_loads(url: str, ops: list[str], clients: list[int], seconds: float, token: str | None = None) -> dict:
@@ -191,8 +200,15 @@ def main(argv=None) -> int:
     p.add_argument("--json", action="store_true", help="print the raw results as JSON too")
     p.add_argument("--deployment", action="store_true",
                    help="auth file on vs off, --workers 2 vs 1 (issue 19) instead of ours vs pylance")
+    p.add_argument("--limit", action="store_true",
+                   help="ours vs a bare ASGI callable on the same uvicorn stack vs pylance's RestAdapter (issue 22)")
+    p.add_argument("--rounds", type=int, help="--limit: interleaved rounds per cell (default 3, 1 with --quick)")
     p.add_argument("--_load", nargs=4, help=argparse.SUPPRESS)
+    p.add_argument("--_bare", nargs=2, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args._bare:
+        serve_bare(int(args._bare[0]), args._bare[1])
+        return 0
     if args._load:
         url, ops, clients, seconds = args._load
         out = {f"{op}/{n}": load(url, op, int(n), float(seconds)) for op in ops.split(",") for n in clients.split(",")}
@@ -206,6 +222,8 @@ def main(argv=None) -> int:
     setup(root)
     if args.deployment:
         return deployment(root, args.threads, ops, clients, seconds)
+    if args.limit:
+        return limit(root, args.threads, ops, clients, seconds, args.rounds or (1 if args.quick else 3))
     servers = {}
     try:
         servers["ours"] = start_ours(root, args.threads)
@@ -242,6 +260,175 @@ def main(argv=None) -> int:
     return 0
 
 
+# -- --limit: ours vs a bare ASGI callable on the same stack vs pylance's RestAdapter ---------------------
+
+LIST_NAMESPACE = ["big"]  # bench_ui's 10,000 declared tables
+LIST_TABLES = 10_000
+PAGE = 100
+#: issue 22's targets at 32 clients: (op, metric) -> (peer, minimum or maximum ratio)
+LIMIT_TARGETS = {
+    ("describe", "rps"): [("bare", ">=", 0.5), ("pylance", ">=", 2.0)],
+    ("describe", "p99"): [("bare", "<=", 2.0)],
+    ("exists", "rps"): [("bare", ">=", 0.5)],
+    ("list", "rps"): [("bare", ">=", 0.3)],
+}
+
+
+def _limit_requests():
+    from lance_namespace import DescribeTableRequest, ListTablesRequest, TableExistsRequest
+
+    return {
+        "describe": lambda c: c.describe_table(DescribeTableRequest(id=TARGET)),
+        "exists": lambda c: c.table_exists(TableExistsRequest(id=TARGET)),
+        "list": lambda c: c.list_tables(ListTablesRequest(id=LIST_NAMESPACE, limit=PAGE)),
+    }
+
+
+def _capture(url: str) -> dict:
+    """The bytes our server answers to each request the load sends (what the bare callable replays)."""
+    import httpx
+
+    table = "%24".join(TARGET)
+    got = {
+        "describe": httpx.post(f"{url}/v1/table/{table}/describe", json={"id": TARGET}),
+        "exists": httpx.post(f"{url}/v1/table/{table}/exists", json={"id": TARGET}),
+        "list": httpx.get(f"{url}/v1/namespace/{LIST_NAMESPACE[0]}/table/list", params={"limit": PAGE}),
+    }
+    for op, r in got.items():
+        r.raise_for_status()
+    return {op: {"status": r.status_code, "type": r.headers["content-type"], "body": r.text} for op, r in got.items()}
+
+
+def bare_app(answers: dict):
+    """An ASGI callable that reads the request and answers the captured bytes: the stack's own cost."""
+    by_suffix = [(suffix, answers[op]) for op, suffix in (("describe", "/describe"), ("exists", "/exists"),
+                                                           ("list", "/table/list"))]
+    prepared = [(suffix, a["status"], [(b"content-type", a["type"].encode()),
+                                       (b"content-length", str(len(a["body"].encode())).encode())], a["body"].encode())
+                for suffix, a in by_suffix]
+
+    async def app(scope, receive, send):
+        if scope["type"] != "http":
+            return
+        more = True
+        while more:  # drain the body, as any server must
+            more = (await receive()).get("more_body", False)
+        path = scope["path"]
+        for suffix, status, headers, body in prepared:
+            if path.endswith(suffix):
+                break
+        else:
+            status, headers, body = 404, [(b"content-length", b"0")], b""
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    return app
+
+
+def start_bare(answers: dict) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    path = tempfile.mktemp(suffix=".json", prefix="bench-bare-")
+    with open(path, "w") as f:
+        json.dump(answers, f)
+    proc = subprocess.Popen([PY, os.path.abspath(__file__), "--_bare", str(port), path])
+    url = f"http://127.0.0.1:{port}"
+    wait_up(url)
+    return proc, url
+
+
+def serve_bare(port: int, answers_path: str) -> None:
+    """The bare callable on the stack ``lance-ns serve`` runs on by default (uvicorn's auto: uvloop + httptools)."""
+    import uvicorn
+
+    from lance_ns.server.command import log_http_stack
+
+    with open(answers_path) as f:
+        answers = json.load(f)
+    log_http_stack({})
+    uvicorn.run(bare_app(answers), host="127.0.0.1", port=port, log_level="warning", access_log=False,
+                lifespan="off", timeout_keep_alive=30)
+
+
+def limit_cell(client, op: str, clients: int, seconds: float) -> dict:
+    """``clients`` threads sharing one pylance RestNamespace, in a closed loop for ``seconds``."""
+    fn = _limit_requests()[op]
+    return closed_loop([lambda: fn(client)] * clients, seconds)
+
+
+def limit(root: str, threads: int, ops: list[str], clients: list[int], seconds: float, rounds: int) -> int:
+    import lance.namespace
+
+    from bench_ui import declare_many  # the same 10,000 declared tables as the UI benchmark
+
+    started = time.perf_counter()
+    declare_many(root, LIST_TABLES)
+    print(f"declared {LIST_TABLES} tables in {time.perf_counter() - started:.1f} s", flush=True)
+    servers: dict[str, tuple[subprocess.Popen, str]] = {}
+    try:
+        servers["ours"] = start_ours(root, threads)
+        servers["bare"] = start_bare(_capture(servers["ours"][1]))
+        servers["pylance"] = start_pylance(root)
+        conns = {name: lance.namespace.RestNamespace(uri=url) for name, (_, url) in servers.items()}
+        requests = _limit_requests()
+        for op in ops:  # the three answer alike (and each connection is warm)
+            answers = {name: requests[op](c) for name, c in conns.items()}
+            if op == "list":
+                pages = {name: a.tables for name, a in answers.items()}
+                if len({tuple(p) for p in pages.values()}) != 1 or len(pages["ours"]) != PAGE:
+                    raise RuntimeError(f"the servers disagree about the first page: { {k: v[:3] for k, v in pages.items()} }")
+        cells: dict[tuple[str, str, int], dict] = {}
+        for _ in range(rounds):
+            for op in ops:
+                for n in clients:
+                    for name, conn in conns.items():  # interleaved: the three servers in turn
+                        r = limit_cell(conn, op, n, seconds)
+                        acc = cells.setdefault((name, op, n), {"elapsed": 0.0, "lat": [], "errors": 0})
+                        acc["elapsed"] += r["elapsed"]
+                        acc["lat"] += r["lat"]
+                        acc["errors"] += r["errors"]
+    finally:
+        for proc, _ in servers.values():
+            stop(proc)
+    results = {k: _summary(v) for k, v in cells.items()}
+    avg = os.getloadavg()
+    print(f"\n{seconds:.1f} s per cell x {rounds} rounds, interleaved; cpu count {os.cpu_count()}; "
+          f"load average {avg[0]:.2f} {avg[1]:.2f} {avg[2]:.2f}")
+    print(f"{'op':9} {'clients':>7} | {'ours rps':>9} {'p50':>6} {'p99':>6} | {'bare rps':>9} {'p50':>6} {'p99':>6} |"
+          f" {'pylance rps':>11} {'p50':>6} {'p99':>6} | {'ours/bare':>9} {'ours/pyl':>8} {'p99 ours/bare':>13}")
+    for op in ops:
+        for n in clients:
+            o, b, p = (results[(name, op, n)] for name in ("ours", "bare", "pylance"))
+            errors = [r["errors"] for r in (o, b, p)]
+            print(f"{op:9} {n:>7} | {o['rps']:>9.0f} {o['p50_ms']:>6.2f} {o['p99_ms']:>6.2f} |"
+                  f" {b['rps']:>9.0f} {b['p50_ms']:>6.2f} {b['p99_ms']:>6.2f} |"
+                  f" {p['rps']:>11.0f} {p['p50_ms']:>6.2f} {p['p99_ms']:>6.2f} |"
+                  f" {o['rps'] / b['rps']:>8.2f}x {o['rps'] / p['rps']:>7.2f}x {o['p99_ms'] / b['p99_ms']:>12.2f}x"
+                  + (f"  errors {errors}" if any(errors) else ""))
+    n = max(clients)
+    print(f"\nissue 22 targets at {n} clients:")
+    for (op, metric), goals in LIMIT_TARGETS.items():
+        if op not in ops:
+            continue
+        for peer, sense, bound in goals:
+            key = "rps" if metric == "rps" else "p99_ms"
+            ratio = results[("ours", op, n)][key] / results[(peer, op, n)][key]
+            met = ratio >= bound if sense == ">=" else ratio <= bound
+            print(f"  {op:9} {metric:3} ours/{peer:7} {ratio:6.2f}x  (target {sense} {bound}x)  {'met' if met else 'NOT met'}")
+    return 0
+
+
+def _summary(cell: dict) -> dict:
+    lat = sorted(cell["lat"])
+    n = len(lat)
+    return {
+        "requests": n,
+        "errors": cell["errors"],
+        "rps": n / cell["elapsed"] if cell["elapsed"] else float("nan"),
+        "p50_ms": lat[n // 2] * 1000 if n else float("nan"),
+        "p99_ms": lat[min(n - 1, int(n * 0.99))] * 1000 if n else float("nan"),
+    }
+
+
 TOKEN = "bench-reader-token"
 
 
@@ -258,16 +445,24 @@ def deployment(root: str, threads: int, ops: list[str], clients: list[int], seco
         "workers-2": (("--workers", "2"), None),
     }
     results = {}
-    for name, (extra, token) in settings.items():
-        cells = clients if not name.startswith("workers") else [max(clients)]
-        proc, url = start_ours(root, threads, extra=extra)
-        try:
-            for (op, n), v in run_loads(url, ops, cells, seconds, token).items():
-                results[(name, op, n)] = v
-                print(f"{name:10} {op:9} {n:>3} clients: {v['rps']:.0f} rps, p99 {v['p99_ms']:.2f} ms", flush=True)
-        finally:
+    servers = {}
+    try:
+        for name, (extra, _) in settings.items():
+            servers[name] = start_ours(root, threads, extra=extra)
+        for op in ops:  # interleaved: each cell on every server in turn, so drifting load hits them alike
+            for n in clients:
+                for name, (_, token) in settings.items():
+                    if name.startswith("workers") and n != max(clients):
+                        continue
+                    v = run_loads(servers[name][1], [op], [n], seconds, token)[(op, n)]
+                    results[(name, op, n)] = v
+                    print(f"{name:10} {op:9} {n:>3} clients: {v['rps']:.0f} rps, p99 {v['p99_ms']:.2f} ms", flush=True)
+    finally:
+        for proc, _ in servers.values():
             stop(proc)
-    print(f"\n{seconds:.1f} s per cell, {N_TABLES} tables, cpu count {os.cpu_count()}")
+    avg = os.getloadavg()
+    print(f"\n{seconds:.1f} s per cell, interleaved, {N_TABLES} tables, cpu count {os.cpu_count()}, "
+          f"load average {avg[0]:.2f} {avg[1]:.2f} {avg[2]:.2f}")
     for a_name, b_name, cells in (("auth-file", "no-auth", clients), ("workers-2", "workers-1", [max(clients)])):
         print(f"\n{a_name} vs {b_name}")
         print(f"{'op':9} {'clients':>7} | {a_name + ' rps':>15} {'p99 ms':>7} | {b_name + ' rps':>15} {'p99 ms':>7} | {'rps ratio':>9}")

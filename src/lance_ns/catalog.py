@@ -73,7 +73,7 @@ from lance_namespace import (
 
 from lance_namespace_urllib3_client.models import CommitTableResult, TableVersion
 
-from . import storage, tables
+from . import storage, tables, vending
 from .base import NamespaceBase, is_name_too_long
 from .dataops import TableDataOps
 from .errors import (
@@ -222,6 +222,16 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
     def __init__(self, **properties: str):
         super().__init__(**properties)
         self.root = storage.normalize_root(self.prop("root") or self.default_root or ".")
+        #: temporary table-scoped credentials (``credential_vendor.*``), None when off
+        self.vendor = vending.CredentialVendor.from_properties(self.properties, self.storage_options)
+
+    @property
+    def vends_credentials(self) -> bool:
+        return self.vendor is not None
+
+    def _vended(self, response, location: str | None, request):
+        """DescribeTable / DeclareTable / CreateTable answers: credentials for the table's location."""
+        return self.vendor.answer(response, location, request) if self.vendor else response
 
     # -- hooks ----------------------------------------------------------------
     def translate_error(self, exc: Exception) -> LanceNamespaceError | None:
@@ -477,7 +487,7 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
         elif (request.load_detailed_metadata or request.version is not None or request.tag or request.check_declared
                 or request.branch):
             self._add_detail(resp, request, opts)
-        return resp
+        return self._vended(resp, table.location, request)
 
     def _add_detail(self, resp, request, opts) -> None:
         """Version, schema and stats from the Lance table itself (pylance)."""
@@ -519,10 +529,15 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
         table = CatalogTable(name=name, location=location, properties=props, kind=self.lance_table_kind)
         self._create_table(ns, table)
         self._declared(ns, table)
-        return DeclareTableResponse(
+        resp = DeclareTableResponse(
             location=location, storage_options=self.storage_options or None, properties=props or None,
             managed_versioning=True if managed else None,
         )
+        return self._vended(resp, location, request)
+
+    def create_table(self, request, request_data: bytes):
+        resp = super().create_table(request, request_data)
+        return self._vended(resp, resp.location, request)
 
     @_translating
     def register_table(self, request):

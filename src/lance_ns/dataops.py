@@ -162,7 +162,7 @@ class TableDataOps(TableOps, NamespaceBase):
 
     def _described(self, table_id, **describe):
         """(location, storage options, DescribeTableResponse) of a table."""
-        resp = self.describe_table(DescribeTableRequest(id=table_id, **describe))
+        resp = self.describe_table(DescribeTableRequest(id=table_id, vend_credentials=False, **describe))
         opts = dict(getattr(self, "storage_options", {}) or {})
         opts.update(resp.storage_options or {})
         if not resp.location:
@@ -237,7 +237,7 @@ class TableDataOps(TableOps, NamespaceBase):
 
     def _existing(self, table_id):
         try:
-            return self.describe_table(DescribeTableRequest(id=table_id, check_declared=True))
+            return self.describe_table(DescribeTableRequest(id=table_id, check_declared=True, vend_credentials=False))
         except TableNotFoundError:
             return None
 
@@ -255,7 +255,8 @@ class TableDataOps(TableOps, NamespaceBase):
         existing, declared_here = self._existing(request.id), False
         if existing is None:
             try:
-                declared = self.declare_table(DeclareTableRequest(id=request.id, properties=request.properties))
+                declared = self.declare_table(
+                    DeclareTableRequest(id=request.id, properties=request.properties, vend_credentials=False))
                 declared_here = True
                 location, managed = declared.location, bool(declared.managed_versioning)
                 opts = {**self.storage_options, **(declared.storage_options or {}), **overrides}
@@ -292,7 +293,7 @@ class TableDataOps(TableOps, NamespaceBase):
     def _still_declared(self, table_id, location: str) -> bool:
         """Whether the table is still the one we are creating (same location)."""
         try:
-            return self.describe_table(DescribeTableRequest(id=table_id)).location == location
+            return self.describe_table(DescribeTableRequest(id=table_id, vend_credentials=False)).location == location
         except (TableNotFoundError, NamespaceNotFoundError):
             return False
 

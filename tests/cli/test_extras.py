@@ -22,6 +22,8 @@ FEATURES = {
     "glue": [["namespace", "list", "--impl", "glue", "--prop", "region=us-east-1"]],
     "unity": [["namespace", "list", "--impl", "unity", "--prop", "endpoint=http://127.0.0.1:9"]],
     "iceberg": [["namespace", "list", "--impl", "iceberg", "--prop", "endpoint=http://127.0.0.1:9"]],
+    "vending": [["namespace", "list", "--impl", "memory", "--prop", "credential_vendor.enabled=true",
+                 "--prop", "credential_vendor.aws_role_arn=arn:aws:iam::123456789012:role/r"]],
 }
 #: extras that are no command-line feature: spark is a library (lance_ns.spark);
 #: cli is empty (kept for old install lines); docs builds the API reference;
@@ -30,6 +32,8 @@ NOT_CLI = {"spark", "cli", "docs", "all", "test"}
 IMPORT_NAME = {"pyyaml": "yaml"}
 #: (extra, package) the feature does not import at all: nothing to name when absent
 UNUSED = {("iceberg", "httpx"): "lance_ns.impls.iceberg talks HTTP through pyiceberg, never imports httpx"}
+# (the server extra's httptools and uvloop carry platform markers, so extra_packages does not list them:
+# they are optional, uvicorn falling back to h11 + asyncio, tested in tests/server/test_command.py)
 
 
 def extra_packages() -> dict[str, list[str]]:

@@ -70,3 +70,32 @@ def test_credentials_from_the_flag_or_the_variable_it_names(monkeypatch, flags, 
     for k, v in flags.items():
         setattr(args, k, v)
     assert command.credentials(args) == expected
+
+
+def test_the_fast_http_stack_is_used_and_logged_with_a_fallback(monkeypatch, caplog, tmp_path):
+    """uvloop + httptools when installed (the server extra), asyncio + h11 when forced or absent;
+    the start-up line names what the server really runs on."""
+    import logging
+    import sys
+
+    import httpx
+
+    import lance_ns
+    from lance_ns.server import run_server_in_thread
+
+    ns = lance_ns.connect("dir", {"root": str(tmp_path)})
+    caplog.set_level(logging.INFO, logger="lance_ns.server")
+    expected = {"auto": command.http_stack(), "forced": ("asyncio", "h11")}
+    for case, options in (("auto", {}), ("forced", {"loop": "asyncio", "http": "h11"})):
+        caplog.clear()
+        with run_server_in_thread(ns, uvicorn_options=options, log_requests=False) as server:
+            assert httpx.get(f"{server.url}/v1/namespace/%24/list", timeout=60).status_code == 200
+            loop = type(server.server.servers[0].get_loop()).__module__.split(".")[0]
+            parser = server.server.config.http_protocol_class.__name__
+        want_loop, want_http = expected[case]
+        assert (loop, parser) == (want_loop, {"httptools": "HttpToolsProtocol", "h11": "H11Protocol"}[want_http])
+        assert f"on the {want_loop} event loop with the {want_http} HTTP parser" in caplog.text
+    # where the platform has no wheels (neither module importable), auto falls back cleanly
+    monkeypatch.setitem(sys.modules, "uvloop", None)
+    monkeypatch.setitem(sys.modules, "httptools", None)
+    assert command.http_stack() == ("asyncio", "h11")

@@ -19,6 +19,7 @@ import logging
 import os
 import threading
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 ACCESS_KEY = "testing"
 SECRET_KEY = "testing"
@@ -118,3 +119,83 @@ def moto_bucket(bucket: str):
         client = boto3.client("s3", **client_kwargs(endpoint))
         client.create_bucket(Bucket=bucket)
         yield client, s3_storage_options(endpoint)
+
+
+@dataclass
+class IamWorld:
+    """A moto server enforcing IAM: the namespace's own user and the role it vends."""
+
+    endpoint: str
+    role_arn: str
+    server_key_id: str
+    server_secret: str
+    region: str = REGION
+
+    def server_storage_options(self) -> dict[str, str]:
+        """The namespace's own storage options: its IAM user's keys (never handed out when vending)."""
+        return {"endpoint": self.endpoint, "allow_http": "true", "region": self.region,
+                "aws_access_key_id": self.server_key_id, "aws_secret_access_key": self.server_secret}
+
+
+@contextmanager
+def iam_moto_server(bucket: str):
+    """A moto server of its own (a subprocess: IAM enforcement is process-wide in moto)
+    that, after the setup, refuses requests not signed with credentials it issued or
+    not allowed by the caller's IAM policies (``/moto-api/reset-auth``).
+
+    Set up: ``bucket``; an IAM user (the namespace's identity: S3 on the bucket and
+    ``sts:AssumeRole``) with an access key; the role ``lake-tables`` (S3 on the
+    bucket) that user may assume.  moto evaluates only the role's own policies for
+    its sessions, never a session policy, and does not expire them.
+    """
+    import json
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    import boto3
+    import httpx
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    endpoint = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{endpoint}/moto-api/", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("the IAM moto server did not start")
+            time.sleep(0.2)
+        kwargs = client_kwargs(endpoint)
+        iam, s3 = boto3.client("iam", **kwargs), boto3.client("s3", **kwargs)
+        s3.create_bucket(Bucket=bucket)
+        everything_s3 = {"Effect": "Allow", "Action": "s3:*",
+                         "Resource": [f"arn:aws:s3:::{bucket}", f"arn:aws:s3:::{bucket}/*"]}
+        user = iam.create_user(UserName="lance-ns")["User"]["Arn"]
+        role = iam.create_role(
+            RoleName="lake-tables",
+            AssumeRolePolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": [
+                {"Effect": "Allow", "Principal": {"AWS": user}, "Action": "sts:AssumeRole"}]}),
+        )["Role"]["Arn"]
+        iam.put_role_policy(RoleName="lake-tables", PolicyName="s3",
+                            PolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": [everything_s3]}))
+        iam.put_user_policy(UserName="lance-ns", PolicyName="serve", PolicyDocument=json.dumps(
+            {"Version": "2012-10-17", "Statement": [everything_s3,
+                                                    {"Effect": "Allow", "Action": "sts:AssumeRole", "Resource": role}]}))
+        key = iam.create_access_key(UserName="lance-ns")["AccessKey"]
+        httpx.post(f"{endpoint}/moto-api/reset-auth", content=b"0").raise_for_status()
+        yield IamWorld(endpoint, role, key["AccessKeyId"], key["SecretAccessKey"])
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()

@@ -610,6 +610,8 @@ def _scenario() -> list[Check]:
     return checks
 
 
-CHECKS: list[Check] = scenario()
+from .checks_vending import VENDING_CHECKS  # noqa: E402 - the checks modules build on the model only
+
+CHECKS: list[Check] = scenario() + VENDING_CHECKS
 
 

@@ -1,7 +1,8 @@
 """What a scenario runs against, and what it is known to offer.
 
-Capabilities are declared once, as class attributes of the backend classes
-(:data:`CAPABILITY_ATTRIBUTES`); the tests' backends and ``lance-ns check
+Capabilities are declared once, as attributes of the backend classes
+(:data:`CAPABILITY_ATTRIBUTES`), read from the namespace object (``vending``
+depends on its configuration); the tests' backends and ``lance-ns check
 --impl`` both read them through :func:`capabilities`.  A remote server's
 class is unknown: there the spec's behaviour is expected and the runner
 probes what it can (whether namespaces nest).
@@ -19,6 +20,7 @@ CAPABILITY_ATTRIBUTES: dict[str, str] = {
     "cascade": "supports_cascade",  # DropNamespace behavior=Cascade
     "drop_missing_ok": "drop_missing_ok",  # DropNamespace of a missing namespace succeeds (Iceberg spec)
     "managed": "supports_managed_versioning",  # implementation-managed tables (managed_versioning)
+    "vending": "vends_credentials",  # credential_vendor.enabled: DescribeTable/DeclareTable vend credentials
 }
 
 
@@ -29,7 +31,7 @@ def capabilities(namespace: Any) -> tuple[frozenset[str], frozenset[str]]:
     has, lacks = set(), set()
     for cap, attr in CAPABILITY_ATTRIBUTES.items():
         if hasattr(cls, attr):
-            (has if getattr(cls, attr) else lacks).add(cap)
+            (has if getattr(namespace, attr) else lacks).add(cap)  # the instance: vending is configuration
     return frozenset(has), frozenset(lacks)
 
 

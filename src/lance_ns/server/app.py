@@ -11,6 +11,7 @@ table in :mod:`lance_ns.errors`.
 
 from __future__ import annotations
 
+import functools
 import hmac
 import json
 import logging
@@ -25,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route as StarletteRoute
 
-from .. import tables
+from .. import tables, vending
 from ..base import BY_OP_ID, NamespaceBase, Operation, check_request, coerce_request
 from ..errors import (
     InternalError,
@@ -47,6 +48,9 @@ from ..protocol import routes as R
 from . import ui
 from .metrics import Metrics
 from .command import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_THREADS
+
+#: operations whose answers may carry vended storage credentials (lance_ns.vending)
+_VENDING_METHODS = frozenset({"describe_table", "declare_table", "create_table"})
 
 log = logging.getLogger("lance_ns.server")
 log.addFilter(RedactingFilter())  # messages and tracebacks may quote a backend's secrets
@@ -379,7 +383,11 @@ class NamespaceApp:
         fn = getattr(self.namespace, route.op.method)
         mutating = not A.is_read_method(route.op.method)
         try:
-            self._authorize(principal, route, req)
+            need = self._authorize(principal, route, req)
+            if need is not None and route.op.method in _VENDING_METHODS and not all(
+                principal.may(A.WRITE, ns) for ns in need.namespaces
+            ):  # a principal that may only read is vended read-only credentials
+                fn = functools.partial(vending.capped, vending.Permission.READ, fn)
             start = time.perf_counter()
             try:
                 result = await (self._run(fn, req, data) if route.op.has_data else self._run(fn, req))

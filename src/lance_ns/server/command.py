@@ -78,6 +78,10 @@ FLAGS: tuple[Flag, ...] = (
     Flag("--tls-cert", "serve HTTPS with this certificate (PEM, chain included)", metavar="FILE"),
     Flag("--tls-key", "the certificate's private key (PEM; default: inside --tls-cert)", metavar="FILE"),
     Flag("--tls-ca", "require client certificates signed by these CAs (PEM bundle): mutual TLS", metavar="FILE"),
+    Flag("--loop", "event loop: uvloop when installed (the server extra), else asyncio (default auto)", str.lower, "auto",
+         ("auto", "uvloop", "asyncio")),
+    Flag("--http", "HTTP parser: httptools when installed (the server extra), else h11 (default auto)", str.lower, "auto",
+         ("auto", "httptools", "h11")),
     Flag("--workers", "processes serving the one backend (default 1); correct because its commits are conditional",
          int, 1),
     Flag("--log-level", "info logs every request with its status and latency (default info)", str.lower, "info",
@@ -176,6 +180,36 @@ def tls_options(args: Any) -> dict:
     return options
 
 
+def http_stack(loop: str = "auto", http: str = "auto") -> tuple[str, str]:
+    """(event loop, HTTP parser) uvicorn runs on with these settings: ``auto`` is
+    uvloop and httptools where they are installed, else asyncio and h11 (uvicorn's rule)."""
+    import importlib.util
+
+    def found(module: str) -> bool:
+        try:
+            return importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):  # a module set to None in sys.modules: absent
+            return False
+
+    if loop == "auto":
+        loop = "uvloop" if found("uvloop") else "asyncio"
+    if http == "auto":
+        http = "httptools" if found("httptools") else "h11"
+    return loop, http
+
+
+def log_http_stack(uvicorn_options: dict) -> None:
+    """The start-up line naming the event loop and HTTP parser the server runs on."""
+    import uvicorn
+
+    asked = (uvicorn_options.get("loop", "auto"), uvicorn_options.get("http", "auto"))
+    loop, http = http_stack(*asked)
+    fell_back = asked == ("auto", "auto") and (loop, http) != ("uvloop", "httptools")  # not installed here
+    slow = " (the fast stack is uvloop + httptools: pip install 'lance-ns[server]')" if fell_back else ""
+    logging.getLogger("lance_ns.server").info("uvicorn %s on the %s event loop with the %s HTTP parser%s",
+                                              uvicorn.__version__, loop, http, slow)
+
+
 def scheme(args: Any) -> str:
     return "https" if getattr(args, "tls_cert", None) else "http"
 
@@ -204,7 +238,8 @@ def _serve(namespace, args: Any, opener: dict | None) -> None:
     app_options = dict(auth_token=auth_token, api_keys=api_keys, max_body_bytes=args.max_body_bytes,
                        max_decoded_bytes=args.max_decoded_bytes, body_timeout=args.body_timeout, limits=limits,
                        threads=args.threads, auth_file=args.auth_file, ui=not args.no_ui)
-    uvicorn_options = {**tls_options(args), "timeout_graceful_shutdown": args.graceful_timeout}
+    uvicorn_options = {**tls_options(args), "timeout_graceful_shutdown": args.graceful_timeout,
+                       "loop": getattr(args, "loop", "auto"), "http": getattr(args, "http", "auto")}
     if args.workers < 1:
         raise InvalidInputError("--workers must be at least 1")
     if args.workers > 1:

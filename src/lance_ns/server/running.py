@@ -12,7 +12,7 @@ import uvicorn
 from lance_namespace import LanceNamespace
 
 from .app import create_app
-from .command import configure_logging
+from .command import configure_logging, log_http_stack
 
 
 def _as_app(target: Any, **app_options: Any):
@@ -48,6 +48,7 @@ def serve(
     configure_logging(log_level, log_format)
     app = _as_app(target, **app_options)
     options = {**({"log_config": None} if log_format == "json" else {}), **(uvicorn_options or {})}
+    log_http_stack(options)
     uvicorn.Server(_config(app, host, log_level, port=port, **options)).run()
 
 
@@ -100,6 +101,7 @@ def run_server_in_thread(
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     actual_port = sock.getsockname()[1]
+    log_http_stack(uvicorn_options or {})
     server = uvicorn.Server(_config(app, host, log_level, port=actual_port, **(uvicorn_options or {})))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="lance-ns-server")
     thread.start()

@@ -12,6 +12,7 @@ one name: one wins, the other answers 409 code 5), as between any two clients.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import os
 import tempfile
@@ -19,6 +20,8 @@ from typing import Any
 
 #: the serialized worker configuration (JSON), set by the parent process
 CONFIG_ENV = "LANCE_NS_SERVE_CONFIG"
+#: seconds a worker has to answer the supervisor's health check (uvicorn's default: 5)
+WORKER_HEALTHCHECK_SECONDS = 60
 
 
 def encode(opener: dict, app_options: dict, log_level: str, log_format: str) -> str:
@@ -51,9 +54,10 @@ def serve_workers(workers: int, opener: dict, *, host: str, port: int, log_level
     finishes its in-flight requests)."""
     import uvicorn
 
-    from .command import configure_logging
+    from .command import configure_logging, log_http_stack
 
     configure_logging(log_level, log_format)
+    log_http_stack(uvicorn_options)
     os.environ[CONFIG_ENV] = encode(opener, app_options, log_level, log_format)
     # /metrics answers the sum over the workers: prometheus-client's multiprocess mode
     os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="lance-ns-metrics-"))
@@ -61,5 +65,9 @@ def serve_workers(workers: int, opener: dict, *, host: str, port: int, log_level
                    workers=workers, factory=True)
     if log_format == "json":
         options["log_config"] = None
+    if "timeout_worker_healthcheck" in inspect.signature(uvicorn.Config).parameters:  # newer uvicorns only
+        # a worker still importing pylance on a busy machine answers the supervisor's ping late:
+        # uvicorn's 5 s would kill and restart it, over and over
+        options["timeout_worker_healthcheck"] = WORKER_HEALTHCHECK_SECONDS
     options.update(uvicorn_options)
     uvicorn.run("lance_ns.server.workers:app_factory", **options)
