@@ -3,6 +3,7 @@
     python examples/pipeline.py                        # directory namespace in a temp dir
     python examples/pipeline.py --root /tmp/lake --rows 1000000
     python examples/pipeline.py --rest-uri http://127.0.0.1:2333   # any Lance REST server
+    python examples/pipeline.py --master spark://127.0.0.1:7077 --conf spark.driver.host=127.0.0.1
 
 1. generate a click-stream of ``--rows`` events with Spark;
 2. write it as ``analytics.events`` (the table is declared in the namespace);
@@ -35,7 +36,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rest-uri", help="use a Lance REST namespace server instead")
     parser.add_argument("--rows", type=int, default=200_000, help="events to generate (default 200000)")
     parser.add_argument("--namespace", default="analytics", help="namespace for the tables")
-    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--master", default="local[2]", help="Spark master URL (default local[2])")
+    parser.add_argument(
+        "--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting (repeatable)"
+    )
     args = parser.parse_args(argv)
 
     started = time.monotonic()
@@ -48,7 +52,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from lance_ns.spark import build_session, count
 
-    spark = build_session(args.master, "lance-ns-pipeline", {"spark.sql.session.timeZone": "UTC"})
+    conf = {"spark.sql.session.timeZone": "UTC", **dict(c.split("=", 1) for c in args.conf)}
+    spark = build_session(args.master, "lance-ns-pipeline", conf)
     spark.sparkContext.setLogLevel("ERROR")
     events_id, totals_id = f"{args.namespace}.events", f"{args.namespace}.daily_totals"
 
