@@ -15,6 +15,7 @@ Options are parsed by :class:`.options.SourceOptions`, as in the Python
 source, so each option means the same on both read paths.
 ``read``     one partition, as an Arrow IPC stream in exactly the Arrow types
              Spark's ``ArrowColumnVector`` expects, then a trailer
+``catalog``  a call of the SQL catalog ``LanceCatalog`` (see :mod:`.catalog`)
 
 Errors reply ``{"error": {"type", "code", "message"}}`` with the
 :mod:`lance_ns.errors` class and code, or, during a scan, in the trailer.
@@ -182,7 +183,13 @@ def read(request: dict, out: BinaryIO) -> None:
     _frame(out, trailer)
 
 
-HANDLERS = {"schema": schema, "filters": filter_sql, "plan": plan}
+def catalog(request: dict) -> dict:
+    from .catalog import call
+
+    return call(request)
+
+
+HANDLERS = {"schema": schema, "filters": filter_sql, "plan": plan, "catalog": catalog}
 
 
 def serve(inp: BinaryIO, out: BinaryIO) -> None:

@@ -40,21 +40,27 @@ def _impl_config(impl: str, opts: dict[str, str]) -> dict[str, str]:
     return config
 
 
+def prefixed_config(impl: str, properties: Mapping[str, str]) -> dict[str, str]:
+    """``impl`` plus its properties as a flat tool config, from properties
+    written without the impl prefix (``root``, as a named configuration or a
+    Spark catalog spells them) or with it (``dir.root``); the prefixed
+    spelling of a property wins, as in ``load_namespace``.  The one prefix
+    rule of named configurations and of ``lancens.spark.LanceCatalog``."""
+    prefix = _prefix(impl)
+    config = {"impl": impl}
+    for key, value in properties.items():
+        if key != "impl" and not key.startswith(prefix + "."):
+            config[f"{prefix}.{key}"] = value
+    config.update({k: v for k, v in properties.items() if k.startswith(prefix + ".")})
+    return config
+
+
 def _named_config(name: str) -> dict[str, str]:
-    """A named configuration as a flat tool config: properties written
-    without the impl prefix (``root = "..."``, as the README shows) get it;
-    a prefixed spelling of the same property wins, as in ``load_namespace``."""
+    """A named configuration as a flat tool config (see :func:`prefixed_config`)."""
     from ..config import named_config
 
     props = named_config(name)
-    impl = props.pop("impl")
-    prefix = _prefix(impl)
-    config = {"impl": impl}
-    for key, value in props.items():
-        if not key.startswith(prefix + "."):
-            config[f"{prefix}.{key}"] = value
-    config.update({k: v for k, v in props.items() if k.startswith(prefix + ".")})
-    return config
+    return prefixed_config(props.pop("impl"), props)
 
 
 @dataclass(frozen=True)

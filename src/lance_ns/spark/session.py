@@ -58,6 +58,24 @@ DEFAULT_CONF: dict[str, str] = {
 }
 
 
+#: the Spark SQL catalog class of the bridge jar (``bridge/LanceCatalog.java``)
+CATALOG_CLASS = "lancens.spark.LanceCatalog"
+
+
+def catalog_conf(catalogs: Mapping[str, Mapping[str, object]]) -> dict[str, str]:
+    """Spark settings for lance catalogs: ``{"lake": {"impl": "dir", "root":
+    "/d"}}`` -> ``spark.sql.catalog.lake=lancens.spark.LanceCatalog``,
+    ``spark.sql.catalog.lake.impl=dir``, ``spark.sql.catalog.lake.root=/d``.
+    Properties are the impl's, without its prefix (or ``config`` naming a
+    lance-ns configuration); see :mod:`.catalog`."""
+    conf = {}
+    for name, properties in catalogs.items():
+        conf[f"spark.sql.catalog.{name}"] = CATALOG_CLASS
+        for key, value in properties.items():
+            conf[f"spark.sql.catalog.{name}.{key}"] = str(value).lower() if isinstance(value, bool) else str(value)
+    return conf
+
+
 def _bridge_jar() -> str | None:
     """The JVM read path's jar, or None (with a warning) when it cannot be
     built here: the session then works, with the Python source's reads."""
@@ -76,8 +94,12 @@ def build_session(
     master: str = "local[2]",
     app_name: str = "lance-ns",
     conf: Mapping[str, str] | None = None,
+    catalogs: Mapping[str, Mapping[str, object]] | None = None,
 ):
-    """A SparkSession (created or reused) with the ``lance`` source registered."""
+    """A SparkSession (created or reused) with the ``lance`` source registered
+    and, for each of ``catalogs`` (name -> properties, see :func:`catalog_conf`),
+    a Spark SQL catalog: ``build_session(catalogs={"lake": {"impl": "dir",
+    "root": "/data/lake"}})`` then ``spark.sql("SELECT * FROM lake.db.t")``."""
     python_env()
     from pyspark.sql import SparkSession
 
@@ -85,8 +107,14 @@ def build_session(
     settings = dict(DEFAULT_CONF)
     settings["spark.pyspark.python"] = os.environ["PYSPARK_PYTHON"]
     settings["spark.pyspark.driver.python"] = os.environ["PYSPARK_DRIVER_PYTHON"]
+    settings.update(catalog_conf(catalogs or {}))
     settings.update(conf or {})
     jar = _bridge_jar()
+    if catalogs and jar is None:
+        raise RuntimeError(
+            "lance catalogs need the lance-ns bridge jar, which needs a JDK's javac "
+            "(and LANCE_NS_SPARK_BRIDGE not set to 0): see `python -m lance_ns.spark.jar`"
+        )
     if jar is not None:
         # the JVM read path of the lance format (see .jar); the Python
         # source stays registered as lance_python

@@ -18,6 +18,10 @@ import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.expressions.aggregate.AggregateFunc;
+import org.apache.spark.sql.connector.expressions.aggregate.Aggregation;
+import org.apache.spark.sql.connector.expressions.aggregate.CountStar;
+import org.apache.spark.sql.connector.read.SupportsPushDownAggregates;
 import org.apache.spark.sql.connector.read.SupportsPushDownFilters;
 import org.apache.spark.sql.connector.read.Statistics;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
@@ -29,6 +33,7 @@ import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceV2;
 import org.apache.spark.sql.sources.DataSourceRegister;
 import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
@@ -141,7 +146,8 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
     }
   }
 
-  static final class LanceScanBuilder implements SupportsPushDownFilters, SupportsPushDownRequiredColumns {
+  static final class LanceScanBuilder
+      implements SupportsPushDownFilters, SupportsPushDownRequiredColumns, SupportsPushDownAggregates {
     private final StructType schema;
     private final Long version;
     private final CaseInsensitiveStringMap options;
@@ -150,6 +156,7 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
     private StructType readSchema;
     private Filter[] pushed = new Filter[0];
     private String filterSql;
+    private int countStars; // COUNT(*)s answered from metadata (0: a scan)
 
     LanceScanBuilder(
         StructType schema,
@@ -207,6 +214,9 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
     /** Keeps the table's top-level columns the query needs, whole. */
     @Override
     public void pruneColumns(StructType required) {
+      if (countStars > 0) {
+        return; // the scan answers the pushed COUNT(*)s
+      }
       List<StructField> kept = new ArrayList<>();
       for (StructField f : schema.fields()) {
         if (required.getFieldIndex(f.name()).isDefined()) {
@@ -216,9 +226,33 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
       readSchema = new StructType(kept.toArray(new StructField[0]));
     }
 
+    /**
+     * COUNT(*) without GROUP BY or filter (Spark offers it only when no
+     * filter stays above the scan) is the live row count of the version's
+     * fragments, from the manifest: no column is read.
+     */
+    @Override
+    public boolean pushAggregation(Aggregation aggregation) {
+      if (aggregation.groupByExpressions().length > 0 || filterSql != null || options.containsKey("filter")) {
+        return false;
+      }
+      for (AggregateFunc f : aggregation.aggregateExpressions()) {
+        if (!(f instanceof CountStar)) {
+          return false;
+        }
+      }
+      countStars = aggregation.aggregateExpressions().length;
+      StructField[] fields = new StructField[countStars];
+      for (int i = 0; i < countStars; i++) {
+        fields[i] = DataTypes.createStructField("count(*)" + i, DataTypes.LongType, false);
+      }
+      readSchema = new StructType(fields);
+      return true;
+    }
+
     @Override
     public Scan build() {
-      return new LanceScan(readSchema, version, options, filterSql, source, python);
+      return new LanceScan(readSchema, version, options, filterSql, source, python, countStars);
     }
   }
 
@@ -230,6 +264,7 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
     private final PythonDataSourceV2 source;
     private final SupportsRead python;
     private InputPartition[] partitions;
+    private final int countStars;
     private long rows;
     private long bytes;
 
@@ -239,7 +274,9 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
         CaseInsensitiveStringMap options,
         String filterSql,
         PythonDataSourceV2 source,
-        SupportsRead python) {
+        SupportsRead python,
+        int countStars) {
+      this.countStars = countStars;
       this.readSchema = readSchema;
       this.version = version;
       this.options = options;
@@ -273,12 +310,16 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
         Map<String, Object> request = new HashMap<>();
         request.put("op", "plan");
         request.put("options", options.asCaseSensitiveMap());
-        request.put("schema", readSchema.json());
+        request.put("schema", (countStars > 0 ? new StructType() : readSchema).json());
         request.put("filter", filterSql);
         request.put("version", version);
         Map<String, Object> reply = Workers.call(request);
         rows = ((Number) reply.get("rows")).longValue();
         bytes = ((Number) reply.get("bytes")).longValue();
+        if (countStars > 0) {
+          partitions = new InputPartition[] {new LanceReaders.Count(rows, countStars)};
+          return partitions;
+        }
         List<?> planned = (List<?>) reply.get("partitions");
         partitions = new InputPartition[planned.size()];
         for (int i = 0; i < partitions.length; i++) {
@@ -299,12 +340,12 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
       return new Statistics() {
         @Override
         public OptionalLong sizeInBytes() {
-          return OptionalLong.of(bytes);
+          return OptionalLong.of(countStars > 0 ? 8L * countStars : bytes);
         }
 
         @Override
         public OptionalLong numRows() {
-          return OptionalLong.of(rows);
+          return OptionalLong.of(countStars > 0 ? 1 : rows);
         }
       };
     }

@@ -1,0 +1,369 @@
+package lancens.spark;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.spark.sql.catalyst.analysis.NamespaceAlreadyExistsException;
+import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
+import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
+import org.apache.spark.sql.catalyst.analysis.NonEmptyNamespaceException;
+import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
+import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.connector.catalog.NamespaceChange;
+import org.apache.spark.sql.connector.catalog.SupportsNamespaces;
+import org.apache.spark.sql.connector.catalog.Table;
+import org.apache.spark.sql.connector.catalog.TableCatalog;
+import org.apache.spark.sql.connector.catalog.TableChange;
+import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/**
+ * A Spark SQL catalog over any lance-ns namespace:
+ *
+ * <pre>
+ * spark.sql.catalog.lake        = lancens.spark.LanceCatalog
+ * spark.sql.catalog.lake.impl   = dir          (rest, hive, glue, unity, iceberg, module:Class)
+ * spark.sql.catalog.lake.root   = /data/lake   (the impl's properties, without the impl prefix)
+ * # or spark.sql.catalog.lake.config = a named lance-ns configuration
+ * </pre>
+ *
+ * <p>Every call goes to a bridge worker ({@link Workers}), which answers it
+ * through the namespace the properties name ({@code lance_ns.spark.catalog}).
+ * Tables read on the JVM path ({@link LanceProvider}'s scan) and write
+ * through the Python source, both resolving the table through the same
+ * namespace configuration.  A namespace error keeps its lance-ns code in the
+ * message; the ones Spark has its own exception for (codes 1-5) are thrown as
+ * that exception, so IF EXISTS / IF NOT EXISTS behave as Spark defines.
+ */
+public class LanceCatalog implements TableCatalog, SupportsNamespaces {
+  static final int NAMESPACE_NOT_FOUND = 1;
+  static final int NAMESPACE_ALREADY_EXISTS = 2;
+  static final int NAMESPACE_NOT_EMPTY = 3;
+  static final int TABLE_NOT_FOUND = 4;
+  static final int TABLE_ALREADY_EXISTS = 5;
+
+  private String name;
+  private Map<String, String> properties;
+
+  @Override
+  public void initialize(String name, CaseInsensitiveStringMap options) {
+    this.name = name;
+    this.properties = new HashMap<>(options.asCaseSensitiveMap());
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  /** One catalog call on a worker; a namespace error is thrown as {@link Workers.WorkerError}. */
+  Map<String, Object> call(String call, Object... args) {
+    Map<String, Object> named = new HashMap<>();
+    for (int i = 0; i < args.length; i += 2) {
+      named.put((String) args[i], args[i + 1]);
+    }
+    Map<String, Object> request = new HashMap<>();
+    request.put("op", "catalog");
+    request.put("call", call);
+    request.put("catalog", properties);
+    request.put("args", named);
+    return Workers.call(request);
+  }
+
+  static List<String> id(Identifier ident) {
+    List<String> parts = new ArrayList<>(Arrays.asList(ident.namespace()));
+    parts.add(ident.name());
+    return parts;
+  }
+
+  // ---------------------------------------------------------------- namespaces
+
+  @Override
+  public String[][] listNamespaces() throws NoSuchNamespaceException {
+    return listNamespaces(new String[0]);
+  }
+
+  @Override
+  public String[][] listNamespaces(String[] namespace) throws NoSuchNamespaceException {
+    try {
+      List<?> found = (List<?>) call("list_namespaces", "namespace", namespace).get("namespaces");
+      String[][] out = new String[found.size()][];
+      for (int i = 0; i < out.length; i++) {
+        out[i] = ((List<?>) found.get(i)).toArray(new String[0]);
+      }
+      return out;
+    } catch (Workers.WorkerError e) {
+      if (e.code == NAMESPACE_NOT_FOUND) {
+        throw new NoSuchNamespace(namespace, e);
+      }
+      throw e;
+    }
+  }
+
+  @Override
+  @SuppressWarnings("unchecked")
+  public Map<String, String> loadNamespaceMetadata(String[] namespace) throws NoSuchNamespaceException {
+    try {
+      return (Map<String, String>) call("namespace_metadata", "namespace", namespace).get("properties");
+    } catch (Workers.WorkerError e) {
+      if (e.code == NAMESPACE_NOT_FOUND) {
+        throw new NoSuchNamespace(namespace, e);
+      }
+      throw e;
+    }
+  }
+
+  @Override
+  public void createNamespace(String[] namespace, Map<String, String> metadata) throws NamespaceAlreadyExistsException {
+    try {
+      call("create_namespace", "namespace", namespace, "properties", metadata);
+    } catch (Workers.WorkerError e) {
+      if (e.code == NAMESPACE_ALREADY_EXISTS) {
+        throw new NamespaceExists(namespace, e);
+      }
+      throw e;
+    }
+  }
+
+  @Override
+  public void alterNamespace(String[] namespace, NamespaceChange... changes) {
+    throw new UnsupportedOperationException(
+        "ALTER NAMESPACE is not supported by the lance catalog (UnsupportedOperationError, code 0): "
+            + "set properties when creating it (CREATE NAMESPACE ... WITH PROPERTIES)");
+  }
+
+  @Override
+  public boolean dropNamespace(String[] namespace, boolean cascade) throws NoSuchNamespaceException, NonEmptyNamespaceException {
+    try {
+      return (Boolean) call("drop_namespace", "namespace", namespace, "cascade", cascade).get("dropped");
+    } catch (Workers.WorkerError e) {
+      if (e.code == NAMESPACE_NOT_EMPTY) {
+        throw new NonEmptyNamespaceException(namespace, e.getMessage(), scala.Option.apply(e));
+      }
+      if (e.code == NAMESPACE_NOT_FOUND) {
+        throw new NoSuchNamespace(namespace, e);
+      }
+      throw e;
+    }
+  }
+
+  // -------------------------------------------------------------------- tables
+
+  @Override
+  public Identifier[] listTables(String[] namespace) throws NoSuchNamespaceException {
+    try {
+      List<?> names = (List<?>) call("list_tables", "namespace", namespace).get("tables");
+      Identifier[] out = new Identifier[names.size()];
+      for (int i = 0; i < out.length; i++) {
+        out[i] = Identifier.of(namespace, (String) names.get(i));
+      }
+      return out;
+    } catch (Workers.WorkerError e) {
+      if (e.code == NAMESPACE_NOT_FOUND) {
+        throw new NoSuchNamespace(namespace, e);
+      }
+      throw e;
+    }
+  }
+
+  @Override
+  public Table loadTable(Identifier ident) throws NoSuchTableException {
+    return load(ident, "table", id(ident));
+  }
+
+  /** {@code VERSION AS OF}: a version number, or a tag's name. */
+  @Override
+  public Table loadTable(Identifier ident, String version) throws NoSuchTableException {
+    return load(ident, "table", id(ident), "version", version);
+  }
+
+  /** {@code TIMESTAMP AS OF}: the version current at that time (microseconds since the epoch). */
+  @Override
+  public Table loadTable(Identifier ident, long timestamp) throws NoSuchTableException {
+    return load(ident, "table", id(ident), "timestamp", timestamp);
+  }
+
+  private Table load(Identifier ident, Object... args) throws NoSuchTableException {
+    try {
+      return table(ident, call("load_table", args));
+    } catch (Workers.WorkerError e) {
+      // a table in a missing namespace is a missing table to Spark
+      if (e.code == TABLE_NOT_FOUND || e.code == NAMESPACE_NOT_FOUND) {
+        throw new NoSuchTable(ident, e);
+      }
+      throw e;
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private Table table(Identifier ident, Map<String, Object> reply) {
+    return new LanceCatalogTable(
+        this,
+        ident,
+        (StructType) DataType.fromJson((String) reply.get("schema")),
+        (Map<String, String>) reply.get("options"),
+        (Map<String, String>) reply.get("properties"));
+  }
+
+  @Override
+  @SuppressWarnings("deprecation")
+  public Table createTable(Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
+      throws TableAlreadyExistsException, NoSuchNamespaceException {
+    if (partitions.length > 0) {
+      throw new UnsupportedOperationException(
+          "PARTITIONED BY is not supported by the lance catalog (UnsupportedOperationError, code 0)");
+    }
+    try {
+      return table(ident, call("create_table", "table", id(ident), "schema", schema.json(), "properties", properties));
+    } catch (Workers.WorkerError e) {
+      if (e.code == TABLE_ALREADY_EXISTS) {
+        throw new TableExists(ident, e);
+      }
+      if (e.code == NAMESPACE_NOT_FOUND) {
+        throw new NoSuchNamespace(ident.namespace(), e);
+      }
+      throw e;
+    }
+  }
+
+  /** ADD / DROP / RENAME COLUMN, through the namespace's AlterTable* operations. */
+  @Override
+  public Table alterTable(Identifier ident, TableChange... changes) throws NoSuchTableException {
+    List<Map<String, Object>> encoded = new ArrayList<>();
+    for (TableChange change : changes) {
+      Map<String, Object> c = new HashMap<>();
+      if (change instanceof TableChange.AddColumn) {
+        TableChange.AddColumn add = (TableChange.AddColumn) change;
+        c.put("type", "add");
+        c.put("name", column(add.fieldNames()));
+        c.put("dataType", add.dataType().json());
+      } else if (change instanceof TableChange.DeleteColumn) {
+        c.put("type", "drop");
+        c.put("name", column(((TableChange.DeleteColumn) change).fieldNames()));
+      } else if (change instanceof TableChange.RenameColumn) {
+        TableChange.RenameColumn rename = (TableChange.RenameColumn) change;
+        c.put("type", "rename");
+        c.put("name", column(rename.fieldNames()));
+        c.put("newName", rename.newName());
+      } else {
+        throw new UnsupportedOperationException("ALTER TABLE " + change.getClass().getSimpleName()
+            + " is not supported by the lance catalog (UnsupportedOperationError, code 0)");
+      }
+      encoded.add(c);
+    }
+    try {
+      return table(ident, call("alter_table", "table", id(ident), "changes", encoded));
+    } catch (Workers.WorkerError e) {
+      if (e.code == TABLE_NOT_FOUND) {
+        throw new NoSuchTable(ident, e);
+      }
+      throw e;
+    }
+  }
+
+  private static String column(String[] fieldNames) {
+    if (fieldNames.length != 1) {
+      throw new UnsupportedOperationException(
+          "the lance catalog alters top-level columns only (UnsupportedOperationError, code 0)");
+    }
+    return fieldNames[0];
+  }
+
+  @Override
+  public boolean dropTable(Identifier ident) {
+    return (Boolean) call("drop_table", "table", id(ident), "purge", false).get("dropped");
+  }
+
+  /** DROP TABLE ... PURGE: also deletes the data of a table registered at a location the namespace does not own. */
+  @Override
+  public boolean purgeTable(Identifier ident) {
+    return (Boolean) call("drop_table", "table", id(ident), "purge", true).get("dropped");
+  }
+
+  @Override
+  public void renameTable(Identifier from, Identifier to) throws NoSuchTableException, TableAlreadyExistsException {
+    try {
+      call("rename_table", "table", id(from), "to", id(to));
+    } catch (Workers.WorkerError e) {
+      if (e.code == TABLE_NOT_FOUND) {
+        throw new NoSuchTable(from, e);
+      }
+      if (e.code == TABLE_ALREADY_EXISTS) {
+        throw new TableExists(to, e);
+      }
+      throw e;
+    }
+  }
+
+  // ------------------------------------------- Spark's exceptions, with the code
+
+  /** The lance-ns error (class, code, message) after Spark's own message. */
+  private static String withCause(String spark, Workers.WorkerError e) {
+    return spark + " [lance-ns " + e.getMessage() + "]";
+  }
+
+  static final class NoSuchNamespace extends NoSuchNamespaceException {
+    private static final long serialVersionUID = 1L;
+    private final transient Workers.WorkerError error;
+
+    NoSuchNamespace(String[] namespace, Workers.WorkerError error) {
+      super(namespace);
+      this.error = error;
+    }
+
+    @Override
+    public String getMessage() {
+      return withCause(super.getMessage(), error);
+    }
+  }
+
+  static final class NamespaceExists extends NamespaceAlreadyExistsException {
+    private static final long serialVersionUID = 1L;
+    private final transient Workers.WorkerError error;
+
+    NamespaceExists(String[] namespace, Workers.WorkerError error) {
+      super(namespace);
+      this.error = error;
+    }
+
+    @Override
+    public String getMessage() {
+      return withCause(super.getMessage(), error);
+    }
+  }
+
+  static final class NoSuchTable extends NoSuchTableException {
+    private static final long serialVersionUID = 1L;
+    private final transient Workers.WorkerError error;
+
+    NoSuchTable(Identifier ident, Workers.WorkerError error) {
+      super(ident);
+      this.error = error;
+    }
+
+    @Override
+    public String getMessage() {
+      return withCause(super.getMessage(), error);
+    }
+  }
+
+  static final class TableExists extends TableAlreadyExistsException {
+    private static final long serialVersionUID = 1L;
+    private final transient Workers.WorkerError error;
+
+    TableExists(Identifier ident, Workers.WorkerError error) {
+      super(ident);
+      this.error = error;
+    }
+
+    @Override
+    public String getMessage() {
+      return withCause(super.getMessage(), error);
+    }
+  }
+}
