@@ -70,5 +70,36 @@ def cluster(master: str, root: str, rows: str) -> None:
     print("RESULT " + json.dumps(result), flush=True)
 
 
+def run_sql(spark, catalog: str) -> dict:
+    """The Connect test's statements on ``catalog``: SQL, and one append with the DataFrame API."""
+    db = f"{catalog}.db"
+    spark.sql(f"CREATE NAMESPACE {db}")
+    spark.sql(f"CREATE TABLE {db}.t (id BIGINT, name STRING, score DOUBLE)")
+    spark.sql(f"INSERT INTO {db}.t VALUES (1, 'a', 0.5), (2, 'b', NULL), (3, NULL, 2.5)")
+    spark.createDataFrame([(4, "d", 4.0)], "id BIGINT, name STRING, score DOUBLE").writeTo(f"{db}.t").append()
+    results = {
+        "select": spark.sql(f"SELECT * FROM {db}.t ORDER BY id").collect(),
+        "count": spark.sql(f"SELECT count(*) FROM {db}.t").collect(),
+        "tables": spark.sql(f"SHOW TABLES IN {db}").select("tableName").collect(),
+    }
+    return {"results": {name: [list(row) for row in rows] for name, rows in results.items()}}
+
+
+def connect(url: str) -> None:
+    """A Spark Connect client: the SQL of run_sql on the server's catalog ``lake``."""
+    from pyspark.sql import SparkSession
+
+    from lance_ns.spark import register
+
+    spark = SparkSession.builder.remote(url).getOrCreate()
+    # writes go through the Python source, which each session registers (the
+    # server's session too: a Connect client's registration is the server's)
+    register(spark)
+    result = run_sql(spark, "lake")
+    result["session"] = type(spark).__module__
+    print("RESULT " + json.dumps(result), flush=True)
+    spark.stop()
+
+
 if __name__ == "__main__":
-    {"cluster": cluster}[sys.argv[1]](*sys.argv[2:])
+    {"cluster": cluster, "connect": connect}[sys.argv[1]](*sys.argv[2:])

@@ -1,14 +1,18 @@
-"""The pipeline example on a real Spark standalone cluster.
+"""Spark beyond local mode: a real standalone cluster and a Spark Connect server.
 
-A master and two workers, each its own JVM (``spark_cluster``, see
-tests/servers/spark_cluster.py); the driver runs in a process of its own
-(tests/spark/remote_drivers.py), so the executors are JVMs the workers start,
-which fetch the bridge jar the driver ships and start their own Python workers.
+``spark_cluster``: a master and two workers, each its own JVM; ``spark_connect``:
+a Spark Connect server with the ``lake`` catalog configured (both in
+tests/servers/spark_cluster.py, started once per test session on first use).
+The drivers run in processes of their own (tests/spark/remote_drivers.py), so
+on the cluster the executors are JVMs the workers start, which fetch the bridge
+jar the driver ships and start their own Python workers.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -23,13 +27,53 @@ pytestmark = pytest.mark.slow
 DRIVERS = Path(__file__).with_name("remote_drivers.py")
 
 
-def run_driver(*args: str, timeout: float = 300) -> dict:
+def _need_java() -> None:
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("no Java runtime: a Spark cluster needs one")
+
+
+@pytest.fixture(scope="session")
+def spark_cluster(tmp_path_factory):
+    _need_java()
+    from tests.servers.spark_cluster import SparkStandalone
+
+    with SparkStandalone(tmp_path_factory.mktemp("spark-cluster")) as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="session")
+def spark_connect(tmp_path_factory):
+    """A Spark Connect server whose catalog ``lake`` is a directory namespace."""
+    _need_java()
+    from lance_ns.spark.jar import jar_path
+    from lance_ns.spark.session import DEFAULT_CONF, catalog_conf
+    from tests.servers.spark_cluster import SparkConnectServer
+
+    root = tmp_path_factory.mktemp("connect-lake")
+    conf = {
+        **DEFAULT_CONF,
+        "spark.pyspark.python": sys.executable,
+        "spark.sql.session.timeZone": "UTC",
+        **catalog_conf({"lake": {"impl": "dir", "root": str(root)}}),
+    }
+    with SparkConnectServer(tmp_path_factory.mktemp("spark-connect"), conf, [jar_path()]) as server:
+        server.lake = root
+        yield server
+
+
+def run_driver(*args: str, timeout: float = 480) -> dict:
     """Run a driver of remote_drivers.py; its RESULT line, parsed."""
     proc = subprocess.run([sys.executable, str(DRIVERS), *args], capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
     lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
     assert lines, proc.stdout[-3000:] + proc.stderr[-6000:]
     return json.loads(lines[-1].removeprefix("RESULT "))
+
+
+def versions(ns, table: list[str]) -> list[tuple[int, int]]:
+    """(version, rows) of each version of a table, read by pylance through the namespace."""
+    dataset = lance.dataset(namespace_client=ns, table_id=table)
+    return [(v["version"], dataset.checkout_version(v["version"]).count_rows()) for v in dataset.versions()]
 
 
 def test_pipeline_runs_on_a_standalone_cluster(spark_cluster, tmp_path):
@@ -54,12 +98,31 @@ def test_pipeline_runs_on_a_standalone_cluster(spark_cluster, tmp_path):
         fetched = [p.name for p in executor_dirs[0].iterdir() if p.suffix == ".jar"]
         assert any(name.startswith("lance-ns-spark-") for name in fetched), fetched
 
-    # both executors wrote fragments of each table, and the driver committed each
-    # write job once
+    # CREATE TABLE committed an empty version, and each write job one more
+    # with all its rows, from tasks on both executors
     ns = lance_ns.connect("dir", {"root": str(root)})
-    events = lance.dataset(namespace_client=ns, table_id=["analytics", "events"])
-    assert events.count_rows() == 20000
-    assert len(events.get_fragments()) >= 2
-    for table in ("events", "daily_totals"):
-        dataset = lance.dataset(namespace_client=ns, table_id=["analytics", table])
-        assert [v["version"] for v in dataset.versions()] == [1], table
+    assert versions(ns, ["analytics", "events"]) == [(1, 0), (2, 20000)]
+    assert len(lance.dataset(namespace_client=ns, table_id=["analytics", "events"]).get_fragments()) == 2
+    assert [v for v, _ in versions(ns, ["analytics", "daily_totals"])] == [1, 2]
+
+
+def test_spark_connect_client_runs_sql_through_the_catalog(spark_connect, spark):
+    from lance_ns.spark.session import catalog_conf
+    from tests.spark.remote_drivers import run_sql
+
+    remote = run_driver("connect", spark_connect.url)
+
+    # the same statements in a local session, on a catalog of its own, give the same rows
+    local_root = Path(spark_connect.lake).with_name("connect-local-lake")
+    for key, value in catalog_conf({"local_lake": {"impl": "dir", "root": str(local_root)}}).items():
+        spark.conf.set(key, value)
+    local = run_sql(spark, "local_lake")
+    assert remote["session"] == "pyspark.sql.connect.session"
+    assert remote["results"] == local["results"]
+    assert remote["results"]["select"] == [[1, "a", 0.5], [2, "b", None], [3, None, 2.5], [4, "d", 4.0]]
+    assert remote["results"]["count"] == [[4]]
+
+    # pylance reads the table the Connect client wrote, through the namespace
+    ns = lance_ns.connect("dir", {"root": str(spark_connect.lake)})
+    table = lance.dataset(namespace_client=ns, table_id=["db", "t"]).to_table().sort_by("id")
+    assert [list(row.values()) for row in table.to_pylist()] == remote["results"]["select"]
