@@ -169,21 +169,23 @@ def load_table(catalog, table: list[str], version: str | None = None, timestamp:
     from .schema import spark_schema
     from .table import resolve
 
+    from ..tables import translated
+
     options = table_options(catalog, table)
     ref, _ = resolve(options)
     resp = _ns(catalog).describe_table(_request("describe_table", id=table))
-    pinned = None
-    if version is not None:
-        try:
-            pinned = int(version)
-        except ValueError:
-            pinned = ref.open().tags.get_version(version)  # VERSION AS OF 'tag'
-    elif timestamp is not None:
-        pinned = _version_at(ref.open(), timestamp)
-    from ..tables import translated
-
     with translated(ref.uri):
-        ds = ref.open(pinned)
+        ds = ref.open()
+        pinned = None
+        if version is not None:
+            pinned = int(version) if version.isdigit() else ds.tags.get_version(version)  # a tag's name
+        elif timestamp is not None:
+            pinned = _version_at(ds, timestamp)
+    if pinned is not None:
+        try:
+            ds = ds.checkout_version(pinned)
+        except (ValueError, OSError) as exc:  # the table exists: its version does not
+            raise error("TableVersionNotFoundError", f"table {table} has no version {pinned}") from exc
     properties = {"provider": PROVIDER, "location": ref.uri, **(resp.properties or {})}
     properties["lance.version"] = str(ds.version)
     return {

@@ -19,6 +19,7 @@ import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
 import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceV2;
+import org.apache.spark.sql.sources.AlwaysTrue;
 import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
@@ -133,23 +134,26 @@ final class LanceCatalogTable implements SupportsRead, SupportsWrite, SupportsDe
    * deletes every row.
    */
   private String deleteSql(Filter[] filters) {
-    if (filters.length == 0) {
-      return "true";
-    }
     List<Object> encoded = new ArrayList<>();
     for (Filter f : filters) {
+      if (f instanceof AlwaysTrue) {
+        continue; // DELETE FROM t: every row
+      }
       Object json = Filters.encode(f);
       if (json == null) {
         return null;
       }
       encoded.add(json);
     }
+    if (encoded.isEmpty()) {
+      return "true";
+    }
     Map<String, Object> request = new HashMap<>();
     request.put("op", "filters");
     request.put("options", Map.of());
     request.put("filters", encoded);
     Map<String, Object> reply = Workers.call(request);
-    return ((List<?>) reply.get("pushed")).size() == filters.length ? (String) reply.get("sql") : null;
+    return ((List<?>) reply.get("pushed")).size() == encoded.size() ? (String) reply.get("sql") : null;
   }
 
   @Override
