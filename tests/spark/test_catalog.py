@@ -27,26 +27,42 @@ def pylance(catalog, name: str) -> pa.Table:
 
 
 def test_namespaces(spark, catalog, db):
-    child = f"{db}.inner"
-    spark.sql(f"CREATE NAMESPACE {child}")
-    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {child}")
-    with pytest.raises(AnalysisException, match="SCHEMA_ALREADY_EXISTS|already exists"):
-        spark.sql(f"CREATE NAMESPACE {child}")
-    shown = [r[0] for r in spark.sql(f"SHOW NAMESPACES IN {db}").collect()]
-    assert shown == [child.split(".", 1)[1]]
-    assert spark.sql(f"DESCRIBE NAMESPACE {child}").count() >= 1
+    # a second namespace of its own, beside db: Hive has one level of namespaces
+    other = f"{db}_2"
+    spark.sql(f"CREATE NAMESPACE {other} WITH PROPERTIES ('purpose' = 'tests')")
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {other}")
+    with pytest.raises(AnalysisException, match=r"(?s)SCHEMA_ALREADY_EXISTS.*code 2"):
+        spark.sql(f"CREATE NAMESPACE {other}")
+    shown = {r[0] for r in spark.sql(f"SHOW NAMESPACES IN {catalog.name}").collect()}
+    assert {db.split(".", 1)[1], other.split(".", 1)[1]} <= shown
+    described = {r[0]: r[1] for r in spark.sql(f"DESCRIBE NAMESPACE EXTENDED {other}").collect()}
+    assert "purpose" in str(described.get("Properties")), described
     # a non-empty namespace is refused without CASCADE and emptied with it
-    spark.sql(f"CREATE TABLE {child}.t (x BIGINT)")
-    with pytest.raises(AnalysisException, match="SCHEMA_NOT_EMPTY|not empty"):
-        spark.sql(f"DROP NAMESPACE {child}")
-    spark.sql(f"DROP NAMESPACE {child} CASCADE")
-    assert spark.sql(f"SHOW NAMESPACES IN {db}").count() == 0
-    with pytest.raises(AnalysisException, match="SCHEMA_NOT_FOUND") as missing:
-        spark.sql(f"DROP NAMESPACE {child}")
-    spark.sql(f"DROP NAMESPACE IF EXISTS {child}")
-    with pytest.raises(AnalysisException, match=r"code 1\b"):
-        spark.sql(f"SHOW TABLES IN {child}").collect()
-    assert missing.value is not None
+    spark.sql(f"CREATE TABLE {other}.t (x BIGINT)")
+    with pytest.raises(AnalysisException, match=r"SCHEMA_NOT_EMPTY|NON_EMPTY"):
+        spark.sql(f"DROP NAMESPACE {other}")
+    assert spark.sql(f"SHOW TABLES IN {other}").count() == 1
+    spark.sql(f"DROP NAMESPACE {other} CASCADE")
+    assert other.split(".", 1)[1] not in {r[0] for r in spark.sql(f"SHOW NAMESPACES IN {catalog.name}").collect()}
+    with pytest.raises(AnalysisException, match="SCHEMA_NOT_FOUND"):
+        spark.sql(f"DROP NAMESPACE {other}")
+    spark.sql(f"DROP NAMESPACE IF EXISTS {other}")
+    with pytest.raises(AnalysisException, match=r"(?s)SCHEMA_NOT_FOUND.*code 1\b"):
+        spark.sql(f"SHOW TABLES IN {other}").collect()
+
+
+def test_nested_namespaces(spark, catalog, db):
+    """Namespaces inside namespaces where the backend has them (dir); Hive
+    2's databases are one level: refused with its code 13."""
+    child = f"{db}.inner"
+    if catalog.properties["impl"] == "dir":
+        spark.sql(f"CREATE NAMESPACE {child}")
+        spark.sql(f"CREATE TABLE {child}.t AS SELECT 1 AS x")
+        assert [r[0] for r in spark.sql(f"SHOW NAMESPACES IN {db}").collect()] == [child.split(".", 1)[1]]
+        assert spark.table(f"{child}.t").count() == 1
+    else:
+        with pytest.raises(Exception, match=r"InvalidInputError \(code 13\).*levels deep"):
+            spark.sql(f"CREATE NAMESPACE {child}")
 
 
 def test_create_insert_select(spark, catalog, db):

@@ -513,10 +513,12 @@ def _warn_python_path() -> None:
     where = repr(path) if path else "the path `python -m lance_ns.spark.jar` prints (it needs a JDK's javac)"
     warnings.warn(
         "lance: this SparkSession has no lance-ns jar, so format('lance') reads through the Python "
-        "data source, which is several times slower than the JVM read path. Start the session with "
-        f"spark.jars={where} (spark-submit --jars), spark.driver.extraJavaOptions and "
-        f"spark.executor.extraJavaOptions={ARROW_FLAGS!r}, or use lance_ns.spark.build_session(), "
-        "which does this. LANCE_NS_SPARK_BRIDGE=0 silences this warning.",
+        "data source, which is several times slower than the JVM read path, and no lance SQL catalog "
+        f"can be configured. Start the session with spark.jars={where} (spark-submit --jars), "
+        f"spark.driver.extraJavaOptions and spark.executor.extraJavaOptions={ARROW_FLAGS!r}: "
+        "`python -m lance_ns.spark.bridge` prints every setting (spark-submit arguments, or "
+        "spark-defaults.conf lines with --defaults), or use lance_ns.spark.build_session(), which "
+        "sets them. LANCE_NS_SPARK_BRIDGE=0 silences this warning.",
         stacklevel=3,
     )
 

@@ -52,6 +52,7 @@ DEFAULT_CONF: dict[str, str] = {
     # 0.56 s -> 0.34 s (benchmarks/bench_spark.py).  Read once, at class load.
     "spark.driver.extraJavaOptions": f"-XX:+UseParallelGC {ARROW_FLAGS}",
     "spark.executor.extraJavaOptions": ARROW_FLAGS,
+    # local[2] only: not printed for spark-submit (python -m lance_ns.spark.bridge)
     "spark.ui.enabled": "false",
     "spark.sql.shuffle.partitions": "4",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
@@ -74,6 +75,23 @@ def catalog_conf(catalogs: Mapping[str, Mapping[str, object]]) -> dict[str, str]
         for key, value in properties.items():
             conf[f"spark.sql.catalog.{name}.{key}"] = str(value).lower() if isinstance(value, bool) else str(value)
     return conf
+
+
+#: DEFAULT_CONF keys that suit build_session's local sessions, not a cluster's
+LOCAL_ONLY = ("spark.ui.enabled", "spark.sql.shuffle.partitions")
+
+
+def submit_conf(catalogs: Mapping[str, Mapping[str, object]] | None = None, jar: str | None = None) -> dict[str, str]:
+    """The settings a session of the user's own (spark-submit,
+    spark-defaults.conf, ``SparkSession.builder``) needs for lance: the
+    bridge jar (the JVM read path and the catalogs), the catalogs, Spark's
+    Python, and :data:`DEFAULT_CONF` but the local-only keys."""
+    settings = {k: v for k, v in DEFAULT_CONF.items() if k not in LOCAL_ONLY}
+    settings["spark.pyspark.python"] = os.environ.get("PYSPARK_PYTHON", sys.executable)
+    settings.update(catalog_conf(catalogs or {}))
+    if jar:
+        settings["spark.jars"] = jar
+    return settings
 
 
 def _bridge_jar() -> str | None:
@@ -104,10 +122,8 @@ def build_session(
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.master(master).appName(app_name)
-    settings = dict(DEFAULT_CONF)
-    settings["spark.pyspark.python"] = os.environ["PYSPARK_PYTHON"]
+    settings = {**DEFAULT_CONF, **submit_conf(catalogs)}
     settings["spark.pyspark.driver.python"] = os.environ["PYSPARK_DRIVER_PYTHON"]
-    settings.update(catalog_conf(catalogs or {}))
     settings.update(conf or {})
     jar = _bridge_jar()
     if catalogs and jar is None:
