@@ -136,7 +136,7 @@ class SparkStandalone:
         except (httpx.HTTPError, ValueError, KeyError):
             return 0
 
-    def start(self, timeout: float = 120.0) -> "SparkStandalone":
+    def start(self, timeout: float = 300.0) -> "SparkStandalone":
         env = spark_env(self.workdir)
         # the Master and Worker classes read these (a Spark Connect server, a driver, does too:
         # it gets spark.driver.extraJavaOptions instead)
@@ -230,7 +230,7 @@ class SparkConnectServer:
         except OSError:
             return False
 
-    def start(self, timeout: float = 120.0) -> "SparkConnectServer":
+    def start(self, timeout: float = 300.0) -> "SparkConnectServer":
         self.server = _Process(self.command(), spark_env(self.workdir), self.workdir / "connect-server.log")
         try:
             _wait(self._listening, [self.server], timeout, "spark connect server")

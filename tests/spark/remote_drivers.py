@@ -92,11 +92,9 @@ def connect(url: str) -> None:
     from lance_ns.spark import register
 
     spark = SparkSession.builder.remote(url).getOrCreate()
-    # writes go through the Python source, which each session registers (the
-    # server's session too: a Connect client's registration is the server's)
-    register(spark)
-    result = run_sql(spark, "lake")
+    result = run_sql(spark, "lake")  # nothing registered by the client: the server's jar and Python do it
     result["session"] = type(spark).__module__
+    result["register"] = register(spark)  # True: the server's session has the JVM bridge
     print("RESULT " + json.dumps(result), flush=True)
     spark.stop()
 

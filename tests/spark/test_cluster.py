@@ -46,16 +46,12 @@ def spark_connect(tmp_path_factory):
     """A Spark Connect server whose catalog ``lake`` is a directory namespace."""
     _need_java()
     from lance_ns.spark.jar import jar_path
-    from lance_ns.spark.session import DEFAULT_CONF, catalog_conf
+    from lance_ns.spark.session import submit_conf
     from tests.servers.spark_cluster import SparkConnectServer
 
     root = tmp_path_factory.mktemp("connect-lake")
-    conf = {
-        **DEFAULT_CONF,
-        "spark.pyspark.python": sys.executable,
-        "spark.sql.session.timeZone": "UTC",
-        **catalog_conf({"lake": {"impl": "dir", "root": str(root)}}),
-    }
+    # what `python -m lance_ns.spark.bridge --catalog lake impl=dir root=...` prints
+    conf = {**submit_conf({"lake": {"impl": "dir", "root": str(root)}}), "spark.sql.session.timeZone": "UTC"}
     with SparkConnectServer(tmp_path_factory.mktemp("spark-connect"), conf, [jar_path()]) as server:
         server.lake = root
         yield server
@@ -117,7 +113,7 @@ def test_spark_connect_client_runs_sql_through_the_catalog(spark_connect, spark)
     for key, value in catalog_conf({"local_lake": {"impl": "dir", "root": str(local_root)}}).items():
         spark.conf.set(key, value)
     local = run_sql(spark, "local_lake")
-    assert remote["session"] == "pyspark.sql.connect.session"
+    assert remote["session"] == "pyspark.sql.connect.session" and remote["register"] is True
     assert remote["results"] == local["results"]
     assert remote["results"]["select"] == [[1, "a", 0.5], [2, "b", None], [3, None, 2.5], [4, "d", 4.0]]
     assert remote["results"]["count"] == [[4]]
