@@ -20,6 +20,14 @@ column-batch path (``lance_ns/spark/bridge/*.java``), writes always run in Pytho
 (``format("lance_python")``, what ``lance`` is without a JDK); it is given
 ``columns=x`` for the aggregate, since Python sources get no column pruning.
 
+"lance catalog" is the same through the SQL catalog ``lancens.spark.LanceCatalog``
+(``spark.sql.catalog.lake``, a directory namespace): ``SELECT sum(x) FROM
+lake.bench.t``, ``df.writeTo("lake.bench.w").append()`` for the write, and
+``SELECT count(*)`` (answered from the table's metadata) against parquet's
+``count()``.  ``--session builder`` makes the session with
+``SparkSession.builder`` and exactly the settings ``python -m
+lance_ns.spark.bridge`` prints (no ``register`` call), as a user's own session.
+
 ``--cluster`` runs the same on a Spark standalone cluster started here: a
 master and two 1-core workers, each its own JVM, from pyspark's jars
 (tests/servers/spark_cluster.py), so every read and write crosses executor
@@ -92,6 +100,43 @@ def _floor_source(rows: int):
     return Floor
 
 
+def catalog_ops(spark, df) -> dict[str, dict]:
+    """The catalog's rows (catalog ``lake``): sum(x), append and count(*)."""
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lake.bench")
+    df.writeTo("lake.bench.t").createOrReplace()
+    df.writeTo("lake.bench.w").createOrReplace()
+
+    def agg_catalog():
+        spark.sql("SELECT sum(x) FROM lake.bench.t").collect()
+
+    def w_catalog():
+        df.writeTo("lake.bench.w").append()
+
+    def count_catalog():
+        spark.sql("SELECT count(*) FROM lake.bench.t").collect()
+
+    return {"sum(x)": {"lance catalog": agg_catalog}, "write": {"lance catalog": w_catalog},
+            "count(*)": {"lance catalog": count_catalog}}
+
+
+def _builder_session(master: str, conf: dict[str, str], catalogs: dict):
+    """A session as a user builds one: SparkSession.builder and the settings
+    ``python -m lance_ns.spark.bridge`` prints (jar, catalogs, JVM flags)."""
+    import os
+    import sys
+
+    from pyspark.sql import SparkSession
+
+    from lance_ns.spark.jar import jar_path
+    from lance_ns.spark.session import submit_conf
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder.master(master).appName("bench-spark-builder")
+    for key, value in {**submit_conf(catalogs, jar_path()), **conf}.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
 def start_cluster(args) -> dict[str, str]:
     """``--cluster``: start a standalone master and two 1-core workers (stopped at exit),
     point ``args.master`` at it, and return the driver settings it needs."""
@@ -115,7 +160,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--dir", help="scratch directory (default: a temp dir, removed)")
-    parser.add_argument("--ops", default="write,full scan,sum(x)", help="comma-separated subset to run")
+    parser.add_argument("--ops", default="write,full scan,sum(x),count(*)", help="comma-separated subset to run")
+    parser.add_argument(
+        "--session",
+        choices=("build_session", "builder"),
+        default="build_session",
+        help="builder: SparkSession.builder with the documented settings, no register() call",
+    )
     parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark settings")
     parser.add_argument(
         "--cluster", action="store_true", help="on a standalone master + two 1-core workers started here (not --master)"
@@ -129,11 +180,16 @@ def main() -> None:
     from lance_ns.spark import build_session, register
 
     conf = {"spark.ui.showConsoleProgress": "false", **cluster_conf, **dict(c.split("=", 1) for c in args.conf)}
-    spark = build_session(args.master, "bench-spark", conf)
+    scratch = Path(args.dir or tempfile.mkdtemp(prefix="bench-spark-"))
+    catalogs = {"lake": {"impl": "dir", "root": str(scratch / "lake")}}
+    if args.session == "builder":
+        spark = _builder_session(args.master, conf, catalogs)
+        bridge = "lance-ns-spark" in spark.conf.get("spark.jars", "")
+    else:
+        spark = build_session(args.master, "bench-spark", conf, catalogs=catalogs)
+        bridge = register(spark)  # True: format("lance") reads through the JVM bridge
     spark.sparkContext.setLogLevel("ERROR")
     spark.dataSource.register(_floor_source(args.rows))
-    bridge = register(spark)  # True: format("lance") reads through the JVM bridge
-    scratch = Path(args.dir or tempfile.mkdtemp(prefix="bench-spark-"))
     paths = {k: str(scratch / k) for k in ("lance_src", "parquet", "pylance")}
 
     df = spark.range(0, args.rows, numPartitions=2).selectExpr(
@@ -197,7 +253,15 @@ def main() -> None:
             "python floor": agg_floor,
         },
     }
+    def count_parquet():
+        spark.read.parquet(paths["parquet"]).count()
+
+    ops["count(*)"] = {"spark parquet": count_parquet}
+    for op, systems in catalog_ops(spark, df).items():
+        ops[op].update(systems)
     ops = {k: v for k, v in ops.items() if k in args.ops.split(",")}
+    if "count(*)" in ops and "write" not in ops:
+        w_parquet()  # count(*) reads parquet's files
     # warm-up: JIT, Python workers and their imports, file caches
     for group in ops.values():
         for fn in group.values():
@@ -211,7 +275,7 @@ def main() -> None:
                 times.setdefault((op, name), []).append(timed(fn))
 
     print(
-        f"rows={args.rows} master={args.master} rounds={args.rounds} lance reads: "
+        f"rows={args.rows} master={args.master} session={args.session} rounds={args.rounds} lance reads: "
         f"{'JVM bridge' if bridge else 'Python source'} (median seconds, rows/s, ratio to parquet)"
     )
     for op, group in ops.items():
