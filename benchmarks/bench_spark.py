@@ -28,6 +28,11 @@ lake.bench.t``, ``df.writeTo("lake.bench.w").append()`` for the write, and
 ``SparkSession.builder`` and exactly the settings ``python -m
 lance_ns.spark.bridge`` prints (no ``register`` call), as a user's own session.
 
+``--cluster`` runs the same on a Spark standalone cluster started here: a
+master and two 1-core workers, each its own JVM, from pyspark's jars
+(tests/servers/spark_cluster.py), so every read and write crosses executor
+JVMs and their Python workers; the driver only plans and commits.
+
 "python floor" is what any Spark Python data source costs at best: a writer
 that drops the Arrow batches it is handed, and a reader whose two partitions
 yield ``x`` from memory (no I/O, one column).  Where the lance source is close
@@ -132,6 +137,23 @@ def _builder_session(master: str, conf: dict[str, str], catalogs: dict):
     return builder.getOrCreate()
 
 
+def start_cluster(args) -> dict[str, str]:
+    """``--cluster``: start a standalone master and two 1-core workers (stopped at exit),
+    point ``args.master`` at it, and return the driver settings it needs."""
+    import atexit
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.servers.spark_cluster
+    from tests.servers.spark_cluster import SparkStandalone
+
+    workdir = Path(tempfile.mkdtemp(prefix="bench-spark-cluster-"))
+    cluster = SparkStandalone(workdir, workers=2, worker_memory="2g").start()
+    atexit.register(shutil.rmtree, workdir, ignore_errors=True)
+    atexit.register(cluster.stop)  # runs first
+    args.master = cluster.url
+    return {"spark.driver.host": "127.0.0.1", "spark.executor.memory": "1500m", "spark.cores.max": "2"}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -146,14 +168,18 @@ def main() -> None:
         help="builder: SparkSession.builder with the documented settings, no register() call",
     )
     parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark settings")
+    parser.add_argument(
+        "--cluster", action="store_true", help="on a standalone master + two 1-core workers started here (not --master)"
+    )
     args = parser.parse_args()
+    cluster_conf = start_cluster(args) if args.cluster else {}
 
     import lance
     import pyarrow.compute as pc
 
     from lance_ns.spark import build_session, register
 
-    conf = {"spark.ui.showConsoleProgress": "false", **dict(c.split("=", 1) for c in args.conf)}
+    conf = {"spark.ui.showConsoleProgress": "false", **cluster_conf, **dict(c.split("=", 1) for c in args.conf)}
     scratch = Path(args.dir or tempfile.mkdtemp(prefix="bench-spark-"))
     catalogs = {"lake": {"impl": "dir", "root": str(scratch / "lake")}}
     if args.session == "builder":

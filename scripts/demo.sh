@@ -31,7 +31,7 @@ for _ in range(240):
 sys.exit("the REST server did not become healthy; see the server log")
 PY
 
-echo "== running the PySpark pipeline through the REST server"
+echo "== running the PySpark pipeline (SQL on the catalog lake) through the REST server"
 $BIN/python examples/pipeline.py --rest-uri "$URI" --rows "${DEMO_ROWS:-200000}"
 
 echo "== tables in the namespace, as the CLI sees them through the server"

@@ -482,8 +482,11 @@ def register(spark, *, warn: bool = True) -> bool:
     except Exception as exc:  # noqa: BLE001 - pyspark raises AnalysisException
         if "DATA_SOURCE_ALREADY_EXISTS" not in str(exc):
             raise
-        # a JVM source named lance exists: the bridge; its workers default to this Python
-        spark._jvm.lancens.spark.LanceProvider.useDriverPython(sys.executable)
+        # a JVM source named lance exists: the bridge; its workers default to this Python,
+        # unless this is a Spark Connect client: the server's JVM is not ours to point at
+        # our interpreter (its spark.pyspark.python / PYSPARK_PYTHON decide)
+        if not type(spark).__module__.startswith("pyspark.sql.connect."):
+            spark._jvm.lancens.spark.LanceProvider.useDriverPython(sys.executable)
         return True
     if warn:
         _warn_python_path()

@@ -1,0 +1,123 @@
+"""Spark beyond local mode: a real standalone cluster and a Spark Connect server.
+
+``spark_cluster``: a master and two workers, each its own JVM; ``spark_connect``:
+a Spark Connect server with the ``lake`` catalog configured (both in
+tests/servers/spark_cluster.py, started once per test session on first use).
+The drivers run in processes of their own (tests/spark/remote_drivers.py), so
+on the cluster the executors are JVMs the workers start, which fetch the bridge
+jar the driver ships and start their own Python workers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import lance
+import pytest
+
+import lance_ns
+
+# ~1 min on an idle machine; generous limits since several JVMs and Python workers start
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
+
+DRIVERS = Path(__file__).with_name("remote_drivers.py")
+
+
+def _need_java() -> None:
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("no Java runtime: a Spark cluster needs one")
+
+
+@pytest.fixture(scope="session")
+def spark_cluster(tmp_path_factory):
+    _need_java()
+    from tests.servers.spark_cluster import SparkStandalone
+
+    with SparkStandalone(tmp_path_factory.mktemp("spark-cluster")) as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="session")
+def spark_connect(tmp_path_factory):
+    """A Spark Connect server whose catalog ``lake`` is a directory namespace."""
+    _need_java()
+    from lance_ns.spark.jar import jar_path
+    from lance_ns.spark.session import submit_conf
+    from tests.servers.spark_cluster import SparkConnectServer
+
+    root = tmp_path_factory.mktemp("connect-lake")
+    # what `python -m lance_ns.spark.bridge --catalog lake impl=dir root=...` prints
+    conf = {**submit_conf({"lake": {"impl": "dir", "root": str(root)}}), "spark.sql.session.timeZone": "UTC"}
+    with SparkConnectServer(tmp_path_factory.mktemp("spark-connect"), conf, [jar_path()]) as server:
+        server.lake = root
+        yield server
+
+
+def run_driver(*args: str, timeout: float = 900) -> dict:
+    """Run a driver of remote_drivers.py; its RESULT line, parsed."""
+    proc = subprocess.run([sys.executable, str(DRIVERS), *args], capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
+    assert lines, proc.stdout[-3000:] + proc.stderr[-6000:]
+    return json.loads(lines[-1].removeprefix("RESULT "))
+
+
+def versions(ns, table: list[str]) -> list[tuple[int, int]]:
+    """(version, rows) of each version of a table, read by pylance through the namespace."""
+    dataset = lance.dataset(namespace_client=ns, table_id=table)
+    return [(v["version"], dataset.checkout_version(v["version"]).count_rows()) for v in dataset.versions()]
+
+
+def test_pipeline_runs_on_a_standalone_cluster(spark_cluster, tmp_path):
+    root = tmp_path / "lake"
+    result = run_driver("cluster", spark_cluster.url, str(root), "20000")
+
+    # tasks ran in two executor JVMs, neither of them the driver's, each with
+    # Python workers of its own (processes under that executor)
+    tasks = result["tasks"]
+    executor_jvms = {task["jvm_pid"] for task in tasks}
+    assert None not in executor_jvms, tasks
+    assert len(executor_jvms) == 2 and result["driver_jvm_pid"] not in executor_jvms, tasks
+    assert len({task["executor_id"] for task in tasks}) == 2, tasks
+    assert result["driver_pid"] not in {task["python_pid"] for task in tasks}
+
+    assert result["pipeline_exit"] == 0  # the example's own check: row count and total spent
+
+    # each executor fetched the bridge jar the driver shipped into its work directory
+    for worker in range(2):
+        fetched = [p.name for p in (spark_cluster.worker_dir(worker) / result["app_id"]).glob("*/*.jar")]
+        assert any(name.startswith("lance-ns-spark-") for name in fetched), fetched
+
+    # CREATE TABLE committed an empty version, and each write job one more
+    # with all its rows, from tasks on both executors
+    ns = lance_ns.connect("dir", {"root": str(root)})
+    assert versions(ns, ["analytics", "events"]) == [(1, 0), (2, 20000)]
+    assert len(lance.dataset(namespace_client=ns, table_id=["analytics", "events"]).get_fragments()) == 2
+    assert [v for v, _ in versions(ns, ["analytics", "daily_totals"])] == [1, 2]
+
+
+def test_spark_connect_client_runs_sql_through_the_catalog(spark_connect, spark):
+    from lance_ns.spark.session import catalog_conf
+    from tests.spark.remote_drivers import run_sql
+
+    remote = run_driver("connect", spark_connect.url)
+
+    # the same statements in a local session, on a catalog of its own, give the same rows
+    local_root = Path(spark_connect.lake).with_name("connect-local-lake")
+    for key, value in catalog_conf({"local_lake": {"impl": "dir", "root": str(local_root)}}).items():
+        spark.conf.set(key, value)
+    local = run_sql(spark, "local_lake")
+    assert remote["session"] == "pyspark.sql.connect.session" and remote["register"] is True
+    assert remote["results"] == local["results"]
+    assert remote["results"]["select"] == [[1, "a", 0.5], [2, "b", None], [3, None, 2.5], [4, "d", 4.0]]
+    assert remote["results"]["count"] == [[4]]
+
+    # pylance reads the table the Connect client wrote, through the namespace
+    ns = lance_ns.connect("dir", {"root": str(spark_connect.lake)})
+    table = lance.dataset(namespace_client=ns, table_id=["db", "t"]).to_table().sort_by("id")
+    assert [list(row.values()) for row in table.to_pylist()] == remote["results"]["select"]
