@@ -90,7 +90,7 @@ from .errors import (
     TableVersionNotFoundError,
     UnsupportedOperationError,
 )
-from .identifiers import split_table_id, to_string
+from .identifiers import split_table_id, to_string, validate_id
 from .modes import CreateMode, DropBehavior, DropMode, RegisterMode
 from .paging import page_of_sorted, paginate
 
@@ -610,7 +610,7 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
         try:
             self._remove_entry(ns, table)
         except Exception as e:
-            self._withdraw(new_ns, new_name)
+            self._withdraw_entry(new_ns, new_name)
             mapped = e if isinstance(e, LanceNamespaceError) else self.translate_error(e)
             if isinstance(mapped, TableNotFoundError):
                 raise ConcurrentModificationError(
@@ -618,7 +618,7 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
                 ) from e
             raise
 
-    def _withdraw(self, ns: list[str], name: str) -> None:
+    def _withdraw_entry(self, ns: list[str], name: str) -> None:
         """Remove an entry this call just created (rollback)."""
         try:
             self._delete_table(ns, name)
@@ -630,7 +630,7 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
         """Every Lance table below ``id`` (default: the root), as string ids joined
         by ``$`` (the REST protocol's delimiter, never part of a name in the
         directory layout), sorted and paged like ListTables."""
-        start = validate_id(request.id or [])
+        start = list(request.id or [])  # checked once, by the operation wrapper
         self._require_namespace(start)
         ids = sorted(to_string(t, ALL_TABLES_DELIMITER) for t in self._tables_below(start, request.include_declared))
         page, token = paginate(ids, request.limit, request.page_token)
@@ -912,7 +912,7 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
             try:
                 tables.publish_manifest(table.location, opts, staging, record["version"], scheme)
             except Exception:
-                self._withdraw(ns, table.name, record["version"])
+                self._withdraw_version(ns, table.name, record["version"])
                 raise
         return [record for _, _, record, *_ in plan]
 
@@ -922,7 +922,7 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
         table = self._get_table(ns, name)
         return table is not None and any(v["version"] == version for v in self._versions(ns, table))
 
-    def _withdraw(self, ns: list[str], name: str, version: int) -> None:
+    def _withdraw_version(self, ns: list[str], name: str, version: int) -> None:
         """Take back a granted version whose manifest could not be put in place."""
         for _ in range(_CAS_ATTEMPTS):
             table = self._get_table(ns, name)
