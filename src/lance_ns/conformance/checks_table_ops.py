@@ -13,7 +13,7 @@ backends to pass them all.
 from __future__ import annotations
 
 from .model import NS, Call, Check
-from .scenario import _all, _field, _present
+from .scenario import _all, _field, _includes, _present
 
 OPS = [NS, "ops"]
 DATA = frozenset({"data"})
@@ -42,15 +42,6 @@ def _field_metadata(name: str, expected: dict):
         fields = {f["name"]: f for f in (resp.get("schema") or {}).get("fields") or []}
         got = (fields.get(name) or {}).get("metadata") or {}
         return None if got == expected else f"field {name!r} metadata {got!r}, expected {expected!r}"
-
-    return verify
-
-
-def _includes(name: str, expected: dict):
-    def verify(resp: dict, vars: dict) -> str | None:
-        got = resp.get(name) or {}
-        wrong = {k: got.get(k) for k, v in expected.items() if got.get(k) != v}
-        return f"{name} {got!r} lacks {expected!r}" if wrong else None
 
     return verify
 

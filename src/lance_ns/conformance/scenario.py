@@ -29,13 +29,19 @@ def _exactly(field_name: str, *values: str):
     return verify
 
 
-def _props_include(expected: dict[str, str]):
+def _includes(name: str, expected: dict):
+    """The response's map ``name`` holds every entry of ``expected``."""
+
     def verify(resp: dict, vars: dict) -> str | None:
-        got = resp.get("properties") or {}
+        got = resp.get(name) or {}
         wrong = {k: got.get(k) for k, v in expected.items() if got.get(k) != v}
-        return f"properties lack {expected!r} (got {wrong!r})" if wrong else None
+        return f"{name} lack {expected!r} (got {wrong!r})" if wrong else None
 
     return verify
+
+
+def _props_include(expected: dict[str, str]):
+    return _includes("properties", expected)
 
 
 def _props_exclude(key: str):
