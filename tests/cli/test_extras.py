@@ -25,10 +25,10 @@ FEATURES = {
     "vending": [["namespace", "list", "--impl", "memory", "--prop", "credential_vendor.enabled=true",
                  "--prop", "credential_vendor.aws_role_arn=arn:aws:iam::123456789012:role/r"]],
 }
-#: extras that are no command-line feature: spark is a library (lance_ns.spark);
-#: cli is empty (kept for old install lines); docs builds the API reference;
+#: extras that are no command-line feature: spark is a library (lance_ns.spark), connect
+#: its Spark Connect client (pyspark[connect]); cli is empty (kept for old install lines); docs builds the API reference;
 #: all/test gather the others
-NOT_CLI = {"spark", "cli", "docs", "all", "test"}
+NOT_CLI = {"spark", "connect", "cli", "docs", "all", "test"}
 IMPORT_NAME = {"pyyaml": "yaml"}
 #: (extra, package) the feature does not import at all: nothing to name when absent
 UNUSED = {("iceberg", "httpx"): "lance_ns.impls.iceberg talks HTTP through pyiceberg, never imports httpx"}
