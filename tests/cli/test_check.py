@@ -11,6 +11,7 @@ import pytest
 import lance_ns
 from lance_ns import conformance as C
 from lance_ns.base import BY_OP_ID
+from lance_ns.conformance.model import RUN_NEEDS
 
 from .broken import http_server
 
@@ -28,7 +29,7 @@ def test_scenario_is_well_formed():
         for step in check.setup + check.steps:
             if isinstance(step, C.Call):
                 assert step.op in BY_OP_ID, step.op
-        assert check.needs <= {"http", "data", "auth", "nested"} | set(C.CAPABILITY_ATTRIBUTES)
+        assert check.needs <= RUN_NEEDS | set(C.CAPABILITY_ATTRIBUTES)
         assert check.unless <= set(C.CAPABILITY_ATTRIBUTES)
         assert check.after is None or check.after in names[: names.index(check.name)]
     # every error code the issue names is exercised

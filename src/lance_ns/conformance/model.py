@@ -16,6 +16,8 @@ from typing import Any, Callable, Mapping
 
 PASS, FAIL, SKIP = "pass", "fail", "skip"
 OK = None  # ``Call.expect`` for "the operation succeeds"
+#: what a check may need of the run, besides a capability (see :attr:`Check.needs`)
+RUN_NEEDS = frozenset({"http", "direct", "data", "auth", "nested"})
 NS = "{ns}"  # placeholder: the run's namespace id (spliced into id lists / paths)
 
 
@@ -71,8 +73,9 @@ class Check:
     expectation: str
     steps: tuple
     setup: tuple = ()  # Calls that must succeed first (failure: the check fails, named "setup")
-    #: what the target must offer: "http" (a REST target), "data" (a Lance table could be
-    #: written), "auth" (a token), "nested", or a capability (see targets.CAPABILITIES)
+    #: what the target must offer (:data:`RUN_NEEDS`): "http" (a REST target), "direct" (not a
+    #: REST target), "data" (a Lance table could be written), "auth" (a token), "nested", or a
+    #: capability (see targets.CAPABILITY_ATTRIBUTES)
     needs: frozenset = frozenset()
     unless: frozenset = frozenset()  # capabilities under which the spec allows other behaviour
     #: the operation is optional in the spec: an Unsupported (code 0) answer skips the check
