@@ -131,4 +131,8 @@ class RedactingFilter(logging.Filter):
             record.exc_text = redact_text(logging.Formatter().formatException(record.exc_info))
         elif record.exc_text:
             record.exc_text = redact_text(record.exc_text)
+        # Formatters print exc_text; some (JSON ones, e.g. pyspark's, whose logger class other
+        # code may install process-wide) format exc_info themselves and would quote the raw
+        # exception: only the masked text is left to them.
+        record.exc_info = None
         return True

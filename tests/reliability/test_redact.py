@@ -92,3 +92,30 @@ def test_scrubber_removes_known_secret_values_wherever_quoted():
 def test_public_fields_keep_their_value_in_text_too():
     assert redact_text('{"page_token": "b", "auth_token": "t-1"}') == '{"page_token": "b", "auth_token": "***"}'
     assert redact_text("?page_token=b&token=t-2") == "?page_token=b&token=***"
+
+
+def test_a_formatter_that_formats_the_exception_itself_gets_only_masked_text():
+    """Some formatters (pyspark's JSON one, whose logger class may be installed process-wide)
+    render ``exc_info`` themselves instead of the masked ``exc_text``: none is left to them."""
+    import io
+    import json
+
+    class JsonFormatter(logging.Formatter):
+        def format(self, record):
+            exc = record.exc_info[1] if record.exc_info else None
+            return json.dumps({"msg": record.getMessage(), "exception": str(exc) if exc else None,
+                               "text": record.exc_text})
+
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(JsonFormatter())
+    logger = logging.getLogger("lance_ns.test.json_formatter")
+    logger.addFilter(RedactingFilter())
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        raise RuntimeError("backend bug with password=hunter2")
+    except RuntimeError:
+        logger.exception("failed")
+    logged = out.getvalue()
+    assert "hunter2" not in logged and "backend bug" in logged and "RuntimeError" in logged
