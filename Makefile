@@ -39,7 +39,7 @@ docs: install
 bench: install
 	$(BIN)/python benchmarks/bench_dir.py --quick
 	$(BIN)/python benchmarks/bench_rest.py --quick
-	$(BIN)/python benchmarks/bench_spark.py --quick
+	$(BIN)/python benchmarks/bench_spark.py --rows 200000 --rounds 1
 	$(BIN)/python benchmarks/bench_ui.py --quick
 
 clean:
