@@ -4,13 +4,11 @@ answers with one line naming the ``pip install`` to run."""
 
 from __future__ import annotations
 
-import os
-
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.packaging.install import fresh_venv, installed, run
+from tests.packaging.install import clean_env, fresh_venv, installed, run
 
 
 @pytest.mark.slow  # a venv with the wheel and its core dependencies (uv, from its cache: seconds)
@@ -20,7 +18,7 @@ def test_plain_install(lance_ns_wheel, tmp_path):
     for absent in ("starlette", "uvicorn", "httpx", "boto3", "pymetastore", "pyiceberg", "pyspark"):
         assert f"{absent}==" not in packages, absent  # really no extra
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LANCE_NS") and k != "PYTHONPATH"}
+    env = {k: v for k, v in clean_env().items() if not k.startswith("LANCE_NS")}
     env["LANCE_NS_CONFIG"] = str(tmp_path / "none.toml")
     lance_ns = str(bin_dir / "lance-ns")
 
