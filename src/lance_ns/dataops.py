@@ -90,16 +90,6 @@ class _Taken(Exception):
     """Another writer committed the table's first version before us."""
 
 
-def _remove_data_files(location: str, opts: dict, fragments) -> None:
-    """Delete the data files a losing writer wrote (unique names: never the winner's)."""
-    for fragment in fragments:
-        for f in fragment.files:
-            try:
-                tables.delete_location(storage.join(location, "data", f.path), opts)
-            except Exception:  # noqa: BLE001 - an orphan file is harmless; the answer matters
-                pass
-
-
 #: version 1's manifest under Lance's v2 and v1 manifest naming
 _FIRST_MANIFESTS = (f"{(1 << 64) - 2}.manifest", "1.manifest")
 
@@ -108,7 +98,7 @@ def _withdraw_first_version(location: str, opts: dict, fragments) -> None:
     """Remove the first version we committed: its manifest (the table is gone), then its data."""
     for name in _FIRST_MANIFESTS:
         tables.delete_location(storage.join(location, "_versions", name), opts)
-    _remove_data_files(location, opts, fragments)
+    storage.remove_data_files(location, opts, fragments)
 
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
@@ -224,7 +214,7 @@ class TableDataOps(TableOps, NamespaceBase):
         except Exception as e:
             if storage.lance_version(location, opts) is None:
                 raise tables.translate(e, location) from e  # no winner: a genuine failure
-            _remove_data_files(location, opts, fragments)
+            storage.remove_data_files(location, opts, fragments)
             raise _Taken(location) from e
 
     def _undo_declaration(self, table_id, location: str, opts: dict) -> None:

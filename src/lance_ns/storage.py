@@ -131,6 +131,16 @@ def _filesystem(location: str, storage_options: dict[str, str] | None):
     return fs, path
 
 
+def remove_data_files(location: str, storage_options: dict[str, str] | None, fragments) -> None:
+    """Delete the data files a losing writer wrote (unique names: never the winner's)."""
+    for fragment in fragments:
+        for f in fragment.files:
+            try:
+                delete_location(join(location, "data", f.path), storage_options)
+            except Exception:  # noqa: BLE001 - an orphan file is harmless; the answer matters
+                pass
+
+
 def delete_location(location: str, storage_options: dict[str, str] | None = None) -> None:
     """Remove a table directory and everything under it (missing is fine)."""
     import pyarrow.fs as pafs

@@ -55,3 +55,29 @@ def test_compaction_bounds_files_and_versions(tmp_path):
     from lance.namespace import DirectoryNamespace as Rust
 
     assert len(Rust(root=str(tmp_path)).list_tables(ListTablesRequest(id=["a"])).tables) == 50
+
+
+def test_a_duplicate_committed_during_compaction_never_takes_the_name(tmp_path, monkeypatch):
+    """A loser's duplicate row lands between compaction's read and its commit:
+    the winner's row must still come first (compaction gives up rather than
+    put its merged rows after the loser's)."""
+    a = Manifest(str(tmp_path), {})
+    a.insert(Entry("x", TABLE, "winner.lance"))
+    loser = Manifest(str(tmp_path), {})
+    loser.refresh()
+    loser.refresh = lambda: None  # it checked before the winner's commit, as in a race
+    monkeypatch.setattr(Manifest, "_remove_fragment", lambda *a: None)  # its back-out not yet done
+    real = lance.fragment.write_fragments
+
+    def loser_commits_first(*args, **kwargs):
+        with pytest.raises(Exists):
+            loser.insert(Entry("x", TABLE, "loser.lance"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(lance.fragment, "write_fragments", loser_commits_first)
+    a.compact()
+    monkeypatch.undo()
+    assert Manifest(str(tmp_path), {}).get("x").location == "winner.lance"
+    a.compact()  # a later compaction drops the duplicate
+    rows = lance.dataset(a.uri).to_table()
+    assert rows.column("location").to_pylist() == ["winner.lance"]

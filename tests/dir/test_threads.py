@@ -87,3 +87,32 @@ def test_racing_drops_from_two_clients_of_one_root_have_one_winner(tmp_path):
         with ThreadPoolExecutor(2) as pool:
             out = [f.result(timeout=120) for f in [pool.submit(drop, c) for c in clients]]
         assert sorted(out) == ["TableNotFoundError:4", "ok"], out
+
+
+def test_racing_declares_keep_the_winners_location_through_compactions(tmp_path):
+    """Clients of one root race declares of one name while the manifest compacts
+    every other commit: the acknowledged declare's location is the table's, for good."""
+    root = str(tmp_path)
+    lance_ns.connect("dir", {"root": root}).create_namespace({"id": ["a"]})
+    clients = [lance_ns.connect("dir", {"root": root, "manifest_compact_every": "2"}) for _ in range(4)]
+    for round_ in range(12):
+        tid = ["a", f"t{round_}"]
+        barrier = threading.Barrier(len(clients))
+
+        def declare(ns):
+            barrier.wait()
+            try:
+                outcome = ns.declare_table({"id": tid}).location
+            except lance_ns.errors.LanceNamespaceError as e:
+                outcome = int(e.code)
+            # what every client sees right after, while losers back out and others compact
+            return outcome, [ns.describe_table({"id": tid}).location for _ in range(3)]
+
+        with ThreadPoolExecutor(len(clients)) as pool:
+            out = list(pool.map(declare, clients))
+        won = [o for o, _ in out if isinstance(o, str)]
+        assert len(won) == 1 and sorted(o for o, _ in out if not isinstance(o, str)) == [5] * 3, out
+        seen = {loc for _, locs in out for loc in locs} | {ns.describe_table({"id": tid}).location for ns in clients}
+        assert seen == set(won), f"the name moved away from the acknowledged declare's location: {out}"
+    fresh = lance_ns.connect("dir", {"root": root})
+    assert fresh.list_tables({"id": ["a"]}).tables == sorted(f"t{r}" for r in range(12))

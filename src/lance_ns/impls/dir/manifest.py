@@ -16,7 +16,8 @@ Where this one differs is how it keeps the table:
   between, the table itself decides: the first row for an ``object_id`` in
   table order is the winner, a later one removes its own fragment and
   reports the object as existing.  No file locks, no lost entries;
-* every ``compact_every`` versions the fragments are compacted and all but
+* every ``compact_every`` versions the entries are rewritten as one fragment
+  (see :meth:`Manifest.compact` for why not Lance's compaction) and all but
   the newest ``retain_versions`` versions removed, so storage stays
   proportional to the entries, not to the number of commits, and finding
   the latest version (a listing of ``_versions/``) stays cheap.
@@ -55,9 +56,6 @@ SCHEMA = pa.schema(
 )
 _READ_COLUMNS = ["object_id", "object_type", "location", "metadata"]
 _MAX_ATTEMPTS = 20
-#: operations that move rows between files without changing them (pylance shows
-#: compaction's ReserveFragments as the generic BaseOperation)
-_REARRANGING = {"Rewrite", "BaseOperation"}
 
 
 @dataclass(frozen=True)
@@ -369,36 +367,52 @@ class Manifest:
             self.compact()
 
     def compact(self) -> None:
-        """Merge the small fragments and remove all but the newest versions."""
+        """Rewrite the entries as one fragment and remove all but the newest versions.
+
+        Lance's own compaction (a Rewrite) is accepted next to a concurrent
+        append and gives its merged fragment a newer id than the append's, so a
+        losing duplicate row appended meanwhile would come *before* the winner's
+        -- and "the first row wins" would hand the name to the loser.  Here the
+        rows are written in table order, duplicates dropped, and committed as an
+        Overwrite against the version they were read from, without retries:
+        Lance refuses it when anything committed in between, and a compaction
+        that raced a commit waits for the next interval.
+        """
+        import lance
+        from lance.dataset import LanceDataset, LanceOperation
+
         with self._lock:
             if self._ds is None:
                 return
-            base = self._version
+            fragments = []
             try:
-                self._private().optimize.compact_files(target_rows_per_fragment=1 << 20,
-                                                       materialize_deletions_threshold=0.0)
-                ds = self._open()
-                if self._only_rewrites(ds, base):  # nothing but the compaction: same rows
-                    self._ds, self._version = ds, ds.version
-                else:
-                    self._load(ds)
+                ds = self._private()
+                rows = ds.scanner(scan_in_order=True).to_table()
+                first: dict[str, int] = {}
+                for i, oid in enumerate(rows.column("object_id").to_pylist()):
+                    first.setdefault(oid, i)
+                rows = rows.take(sorted(first.values()))
+                if rows.num_rows:
+                    fragments = lance.fragment.write_fragments(
+                        rows, self.uri, schema=ds.schema, data_storage_version=ds.data_storage_version,
+                        storage_options=self.storage_options)
+                new = LanceDataset.commit(self.uri, LanceOperation.Overwrite(ds.schema, fragments),
+                                          read_version=ds.version, max_retries=0,
+                                          storage_options=self.storage_options)
+            except Exception as e:  # upkeep must never fail the write that triggered it
+                storage.remove_data_files(self.uri, self.storage_options, fragments)
+                log.info("manifest compaction of %s skipped: %s", self.uri, e)
+                return
+            if ds.version == self._version:  # the same entries, fewer files
+                self._ds, self._version = new, new.version
+            else:
+                self._load(new)
+            try:
                 # Few versions keep "which version is latest" cheap (it lists _versions/).
                 # Readers lagging further behind than this reopen and retry (see _load).
-                ds.cleanup_old_versions(retain_versions=self.retain_versions, error_if_tagged_old_versions=False)
-            except Exception as e:  # upkeep must never fail the write that triggered it
-                log.warning("manifest compaction of %s failed: %s", self.uri, e)
-
-    @staticmethod
-    def _only_rewrites(ds, base: int) -> bool:
-        """Whether every commit after ``base`` only rearranged files (compaction's
-        fragment reservation and Rewrite), so the rows are those of ``base``."""
-        steps = ds.version - base
-        if steps <= 0:
-            return steps == 0
-        txns = ds.get_transactions(steps)
-        return len(txns) == steps and all(
-            t is not None and type(t.operation).__name__ in _REARRANGING for t in txns
-        )
+                new.cleanup_old_versions(retain_versions=self.retain_versions, error_if_tagged_old_versions=False)
+            except Exception as e:  # noqa: BLE001 - old versions are only space
+                log.warning("manifest cleanup of %s failed: %s", self.uri, e)
 
     def size_bytes(self) -> int:
         """Bytes the manifest table occupies (for the benchmark and tests)."""
