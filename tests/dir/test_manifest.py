@@ -81,3 +81,24 @@ def test_a_duplicate_committed_during_compaction_never_takes_the_name(tmp_path, 
     a.compact()  # a later compaction drops the duplicate
     rows = lance.dataset(a.uri).to_table()
     assert rows.column("location").to_pylist() == ["winner.lance"]
+
+
+@pytest.mark.parametrize("change", ["insert", "delete"])
+def test_a_commit_that_a_compaction_overtook_is_retried(tmp_path, change):
+    """Lance refuses an append or delete planned before a concurrent compaction's
+    Overwrite ("incompatible transaction"); the manifest re-checks and commits again."""
+    a = Manifest(str(tmp_path), {})
+    a.insert(Entry("x", TABLE, "x.lance"))
+    b = Manifest(str(tmp_path), {})
+    b.refresh()
+    real, calls = b.refresh, []
+    b.refresh = lambda: real() if calls.append(1) or len(calls) > 1 else None  # stale on the first try
+    a.compact()
+    if change == "insert":
+        b.insert(Entry("y", TABLE, "y.lance"))
+        fresh = Manifest(str(tmp_path), {})
+        assert fresh.get("x").location == "x.lance" and fresh.get("y").location == "y.lance"
+    else:
+        assert b.delete(["x"]) == 1
+        assert Manifest(str(tmp_path), {}).get("x") is None
+    assert len(calls) > 1, "the first attempt must have met the compaction"

@@ -103,6 +103,13 @@ def _root_dir(entry: Entry) -> str | None:
     return loc.split("/", 1)[0]
 
 
+def _lost_commit_race(exc: Exception) -> bool:
+    """Whether a commit failed because another commit landed first (then re-check and retry):
+    a retryable conflict, or an operation that cannot follow a concurrent compaction's Overwrite."""
+    text = str(exc).lower()
+    return isinstance(exc, OSError) and ("conflict" in text or "incompatible transaction" in text)
+
+
 def _is_missing(exc: Exception) -> bool:
     text = str(exc).lower()
     return "not found" in text or "does not exist" in text or "no such file" in text
@@ -258,8 +265,8 @@ class Manifest:
                 try:
                     # an append based on the version checked above (one data file + one commit)
                     ds = lance.write_dataset(row, self._private(), mode="append", storage_options=self.storage_options)
-                except OSError as e:  # an incompatible concurrent commit: check again
-                    if "conflict" not in str(e).lower() or attempt == _MAX_ATTEMPTS - 1:
+                except OSError as e:  # another commit landed first: check again
+                    if not _lost_commit_race(e) or attempt == _MAX_ATTEMPTS - 1:
                         raise
                     continue
                 if ds.version == base + 1:  # nothing committed in between: ours are the only rows
@@ -308,21 +315,27 @@ class Manifest:
         if not oids:
             return 0
         with self._lock:
-            self.refresh()
-            if self._ds is None:
-                return 0
-            base = self._version
-            pred = "object_id IN (" + ", ".join(_literal(o) for o in oids) + ")"
-            ds = self._private()
-            removed = int(ds.delete(pred)["num_deleted_rows"])
-            if ds.version == base + 1:
-                self._ds, self._version = ds, ds.version
-                for oid in oids:
-                    self._drop(oid)
-            else:
-                self._load(self._open())
-            self._maybe_compact()
-            return removed
+            for attempt in range(_MAX_ATTEMPTS):
+                self.refresh()
+                if self._ds is None:
+                    return 0
+                base = self._version
+                pred = "object_id IN (" + ", ".join(_literal(o) for o in oids) + ")"
+                ds = self._private()
+                try:
+                    removed = int(ds.delete(pred)["num_deleted_rows"])
+                except OSError as e:  # a compaction's Overwrite landed first: delete from it
+                    if not _lost_commit_race(e) or attempt == _MAX_ATTEMPTS - 1:
+                        raise
+                    continue
+                if ds.version == base + 1:
+                    self._ds, self._version = ds, ds.version
+                    for oid in oids:
+                        self._drop(oid)
+                else:
+                    self._load(self._open())
+                self._maybe_compact()
+                return removed
 
     def _private(self):
         """A dataset object of our own at the loaded version, for a call that mutates it.
