@@ -137,6 +137,12 @@ class DirectoryNamespace(CatalogNamespace):
         self._listing: tuple | None = None
         self._paging = threading.local()
 
+    @property
+    def server_threads(self) -> int:
+        """On local disk a call is short and busy (pylance, the manifest in memory): more
+        threads than this only contend for the GIL; object storage waits on the network."""
+        return 16 if self.local else 32
+
     # -- locations ---------------------------------------------------------------
     def _abs(self, location: str) -> str:
         absolute = self._abs_cache.get(location)
