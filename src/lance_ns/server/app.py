@@ -222,7 +222,8 @@ class NamespaceApp:
         # runs on the event loop, and at most ``threads`` run at once
         self._pool = concurrent.futures.ThreadPoolExecutor(self.threads, thread_name_prefix="lance-ns-backend")
         weakref.finalize(self, self._pool.shutdown, wait=False)
-        self._slots: asyncio.Semaphore | None = None  # free threads; created on the serving loop
+        self._slots: asyncio.Semaphore | None = None  # free threads, on the loop that serves (a test
+        self._slots_loop: asyncio.AbstractEventLoop | None = None  # client may start one per request)
         # the server's own credentials: never sent back in a response's storage_options
         own = getattr(namespace, "storage_options", None) or {}
         self._own_secrets = {str(v) for k, v in own.items() if is_secret_key(k) and v}
@@ -232,9 +233,11 @@ class NamespaceApp:
         """Run a blocking backend call on the pool.  With every thread busy a request
         waits at most ``queue_timeout`` seconds, then is answered 503 code 17 with
         Retry-After: an overloaded backend is told to the client, never queued forever."""
+        loop = asyncio.get_running_loop()
         slots = self._slots
-        if slots is None:  # bound to the loop that serves (one app per loop)
-            slots = self._slots = asyncio.Semaphore(self.threads)
+        if slots is None or self._slots_loop is not loop:  # an asyncio primitive serves one loop
+            slots, self._slots_loop = asyncio.Semaphore(self.threads), loop
+            self._slots = slots
         if slots.locked():
             try:
                 await asyncio.wait_for(slots.acquire(), self.queue_timeout)
@@ -244,7 +247,7 @@ class NamespaceApp:
         else:
             await slots.acquire()  # free: no waiting
         try:
-            return await asyncio.get_running_loop().run_in_executor(self._pool, _call_shielded, fn, *args)
+            return await loop.run_in_executor(self._pool, _call_shielded, fn, *args)
         finally:
             slots.release()
 
