@@ -192,6 +192,10 @@ class NamespaceBase(LanceNamespace):
             if callable(fn) and not getattr(fn, "__lance_ns_wrapped__", False):
                 setattr(cls, name, normalising(fn, op))
 
+    #: backend calls the REST server runs at once (its thread pool; ``--threads`` overrides):
+    #: catalogs reached over the network spend their calls waiting, so many threads pay
+    server_threads = 32
+
     def __init__(self, **properties: str):
         self.properties: dict[str, str] = {str(k): str(v) for k, v in properties.items() if v is not None}
         self.storage_options: dict[str, str] = {

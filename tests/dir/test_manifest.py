@@ -102,3 +102,25 @@ def test_a_commit_that_a_compaction_overtook_is_retried(tmp_path, change):
         assert b.delete(["x"]) == 1
         assert Manifest(str(tmp_path), {}).get("x") is None
     assert len(calls) > 1, "the first attempt must have met the compaction"
+
+
+def test_manifest_staleness_bounds_read_checks_never_writes(tmp_path):
+    """``manifest_staleness_ms``: reads may answer from memory for that long (another
+    process's commit shows up late), but this instance's own writes are seen at once and
+    every write checks the latest version (a name taken elsewhere is still refused)."""
+    root = str(tmp_path / "lake")
+    other = lance_ns.connect("dir", {"root": root})
+    other.create_namespace({"id": ["seed"]})
+    lazy = lance_ns.connect("dir", {"root": root, "manifest_staleness_ms": "600000"})
+    assert lazy.list_namespaces({}).namespaces == ["seed"]  # loaded (and checked) now
+    other.create_namespace({"id": ["elsewhere"]})
+    assert lazy.list_namespaces({}).namespaces == ["seed"]  # within the bound: not checked again
+    lazy.create_namespace({"id": ["mine"]})  # a write checks: it sees 'elsewhere' too
+    assert lazy.list_namespaces({}).namespaces == ["elsewhere", "mine", "seed"]
+    other.create_namespace({"id": ["taken"]})
+    with pytest.raises(lance_ns.errors.NamespaceAlreadyExistsError):
+        lazy.create_namespace({"id": ["taken"]})
+    eager = lance_ns.connect("dir", {"root": root})  # default 0: every read checks
+    assert eager.list_namespaces({}).namespaces == ["elsewhere", "mine", "seed", "taken"]
+    other.drop_namespace({"id": ["seed"]})
+    assert eager.list_namespaces({}).namespaces == ["elsewhere", "mine", "taken"]

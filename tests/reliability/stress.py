@@ -228,17 +228,20 @@ class Stress:
                     self.report.check(f"rows of {ns}.{t}", got == n, (got, n))
 
 
-def run(root: str, slots: int, threads: int = 8) -> Report:
-    with dir_servers(root, 2, threads) as urls:
-        stress = Stress(urls, root, threads)
-        try:
-            for k in range(slots):
-                stress.slot(k)
-                if stress.report.problems:  # the rest would only repeat them (and a hung server times out)
-                    break
-        finally:
-            stress.close()
-        stress.verify()
+def run(root: str, slots: int, threads: int = 8, urls: list[str] | None = None) -> Report:
+    """The stress run on two new servers, or on ``urls`` (servers already serving ``root``)."""
+    if urls is None:
+        with dir_servers(root, 2, threads) as started:
+            return run(root, slots, threads, started)
+    stress = Stress(urls, root, threads)
+    try:
+        for k in range(slots):
+            stress.slot(k)
+            if stress.report.problems:  # the rest would only repeat them (and a hung server times out)
+                break
+    finally:
+        stress.close()
+    stress.verify()
     return stress.report
 
 

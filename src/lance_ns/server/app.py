@@ -11,14 +11,19 @@ table in :mod:`lance_ns.errors`.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import functools
 import hmac
 import json
 import logging
 import time
-from typing import Any, Iterable, Mapping
+import weakref
+from collections.abc import Iterable, Mapping  # not typing's: faster isinstance checks
+from typing import Any
 
 import anyio
+import pydantic_core
 from lance_namespace import LanceNamespace
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -33,6 +38,7 @@ from ..errors import (
     InvalidInputError,
     LanceNamespaceError,
     PermissionDeniedError,
+    ServiceUnavailableError,
     UnauthenticatedError,
     UnsupportedOperationError,
     code_of,
@@ -47,7 +53,7 @@ from . import auth as A
 from ..protocol import routes as R
 from . import ui
 from .metrics import Metrics
-from .command import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_THREADS
+from .command import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_QUEUE_TIMEOUT, DEFAULT_THREADS
 
 #: operations whose answers may carry vended storage credentials (lance_ns.vending)
 _VENDING_METHODS = frozenset({"describe_table", "declare_table", "create_table"})
@@ -76,6 +82,20 @@ MODE_FIELDS = {
 }
 #: modes an operation accepts when its enum is wider than the operation
 MODE_SUBSETS = {("InsertIntoTable", "mode"): {WriteMode.APPEND, WriteMode.OVERWRITE}}
+#: OperationId -> its (field, enum) pairs of MODE_FIELDS, looked up once per request
+_MODES_BY_OP: dict[str, list[tuple[str, type]]] = {}
+for (_op_id, _field), _enum in MODE_FIELDS.items():
+    _MODES_BY_OP.setdefault(_op_id, []).append((_field, _enum))
+
+#: asyncio.timeout (Python 3.11+), else None (anyio's fail_after then)
+_ASYNCIO_TIMEOUT = getattr(asyncio, "timeout", None)
+
+#: seconds a client answered 503 (every backend thread busy) is told to wait before retrying
+RETRY_AFTER_SECONDS = 1
+
+
+class _Busy(ServiceUnavailableError):
+    """Every backend thread stayed busy for the whole queue timeout: code 17 (503) with Retry-After."""
 
 
 class _BodyTimeout(InvalidInputError):
@@ -95,15 +115,19 @@ def _json_error(exc: BaseException, path: str = "", status: int | None = None) -
     for field in ("error", "detail"):  # a backend's message may quote a secret
         body[field] = redact_text(body[field])
     headers = {"connection": "close"} if status in (408, 413) else None  # the rest of the body is not read
+    if isinstance(exc, _Busy):
+        headers = {"retry-after": str(RETRY_AFTER_SECONDS)}
     return JSONResponse(body, status_code=status, headers=headers)
 
 
-def _to_jsonable(result: Any) -> Any:
-    if result is None:
-        return {}
-    if hasattr(result, "model_dump"):
-        return result.model_dump(by_alias=True, exclude_none=True, mode="json")
-    return result
+def _json_bytes(result: Any) -> bytes:
+    """A response model (or map, count, string) as the JSON body, serialised straight to
+    bytes by pydantic-core (aliases, no nulls) without an intermediate dict."""
+    return pydantic_core.to_json({} if result is None else result, by_alias=True, exclude_none=True)
+
+
+class _JSONBytes(Response):
+    media_type = R.JSON
 
 
 def _check_arrow_stream(data: bytes, allow_empty: bool, max_decoded_bytes: int | None) -> None:
@@ -165,13 +189,14 @@ class NamespaceApp:
         auth_token: str | None = None,
         api_keys: Iterable[str] | None = None,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-        threads: int = DEFAULT_THREADS,
+        threads: int | None = None,
         log_requests: bool = True,
         max_decoded_bytes: int | None = None,
         body_timeout: float = DEFAULT_BODY_TIMEOUT,
         limits: Limits | None = None,
         auth_file: str | None = None,
         ui: bool = True,
+        queue_timeout: float = DEFAULT_QUEUE_TIMEOUT,
     ):
         self.namespace = namespace
         #: our namespaces check every request once themselves (lance_ns.base.normalising)
@@ -186,34 +211,68 @@ class NamespaceApp:
         self.max_decoded_bytes = int(max_decoded_bytes) if max_decoded_bytes else self.max_body_bytes
         self.body_timeout = float(body_timeout)
         self.limits = limits or Limits()
-        self.threads = int(threads)
+        #: backend calls running at once: the flag, else the size the backend asks for
+        #: (``server_threads``: many for catalogs that wait on the network)
+        self.threads = int(threads or getattr(namespace, "server_threads", None) or DEFAULT_THREADS)
+        if self.threads < 1:
+            raise InvalidInputError(f"threads must be at least 1, got {self.threads}")
+        self.queue_timeout = float(queue_timeout)
         self.log_requests = log_requests
-        self._limiter: anyio.CapacityLimiter | None = None
+        # the backend's own threads: a blocking call (a slow catalog, object storage) never
+        # runs on the event loop, and at most ``threads`` run at once
+        self._pool = concurrent.futures.ThreadPoolExecutor(self.threads, thread_name_prefix="lance-ns-backend")
+        weakref.finalize(self, self._pool.shutdown, wait=False)
+        self._slots: asyncio.Semaphore | None = None  # free threads, on the loop that serves (a test
+        self._slots_loop: asyncio.AbstractEventLoop | None = None  # client may start one per request)
         # the server's own credentials: never sent back in a response's storage_options
         own = getattr(namespace, "storage_options", None) or {}
         self._own_secrets = {str(v) for k, v in own.items() if is_secret_key(k) and v}
 
     # -- plumbing ---------------------------------------------------------------
     async def _run(self, fn, *args):
-        if self._limiter is None:  # created lazily: it needs a running event loop
-            self._limiter = anyio.CapacityLimiter(self.threads)
-        return await anyio.to_thread.run_sync(_call_shielded, fn, *args, limiter=self._limiter)
+        """Run a blocking backend call on the pool.  With every thread busy a request
+        waits at most ``queue_timeout`` seconds, then is answered 503 code 17 with
+        Retry-After: an overloaded backend is told to the client, never queued forever."""
+        loop = asyncio.get_running_loop()
+        slots = self._slots
+        if slots is None or self._slots_loop is not loop:  # an asyncio primitive serves one loop
+            slots, self._slots_loop = asyncio.Semaphore(self.threads), loop
+            self._slots = slots
+        if slots.locked():
+            try:
+                await asyncio.wait_for(slots.acquire(), self.queue_timeout)
+            except asyncio.TimeoutError:
+                raise _Busy(f"all {self.threads} backend threads stayed busy for {self.queue_timeout:g} s; "
+                            f"retry later") from None
+        else:
+            await slots.acquire()  # free: no waiting
+        try:
+            return await loop.run_in_executor(self._pool, _call_shielded, fn, *args)
+        finally:
+            slots.release()
 
     async def _body(self, request: Request) -> bytes:
         declared = request.headers.get("content-length")
         if declared and declared.isdigit() and int(declared) > self.max_body_bytes:
             raise tables.DataTooLarge(f"request body exceeds the limit of {self.max_body_bytes} bytes")
-        chunks, size = [], 0
         try:
-            # uvicorn has no body timeout: a client trickling bytes would hold a connection forever
+            # uvicorn has no body timeout: a client trickling bytes would hold a connection forever.
+            # asyncio's own timeout (3.11+) is a timer handle; anyio's cancel scope costs several times more
+            if _ASYNCIO_TIMEOUT is not None:
+                async with _ASYNCIO_TIMEOUT(self.body_timeout):
+                    return await self._read_body(request)
             with anyio.fail_after(self.body_timeout):
-                async for chunk in request.stream():
-                    size += len(chunk)
-                    if size > self.max_body_bytes:
-                        raise tables.DataTooLarge(f"request body exceeds the limit of {self.max_body_bytes} bytes")
-                    chunks.append(chunk)
+                return await self._read_body(request)
         except TimeoutError:
             raise _BodyTimeout(f"request body not received within {self.body_timeout:g} s") from None
+
+    async def _read_body(self, request: Request) -> bytes:
+        chunks, size = [], 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > self.max_body_bytes:
+                raise tables.DataTooLarge(f"request body exceeds the limit of {self.max_body_bytes} bytes")
+            chunks.append(chunk)
         return b"".join(chunks)
 
     @property
@@ -312,13 +371,13 @@ class NamespaceApp:
                 fields["context"] = {**(context if isinstance(context, dict) else {}), key: value}
 
     def _model(self, op: Operation, fields: dict) -> Any:
-        for (op_id, field), enum in MODE_FIELDS.items():
-            if op_id == op.op_id and fields.get(field) not in (None, ""):
+        for field, enum in _MODES_BY_OP.get(op.op_id, ()):
+            if fields.get(field) not in (None, ""):
                 mode = enum.parse(fields[field])
-                allowed = MODE_SUBSETS.get((op_id, field))
+                allowed = MODE_SUBSETS.get((op.op_id, field))
                 if allowed and mode not in allowed:
                     names = ", ".join(sorted(m.value for m in allowed))
-                    raise InvalidInputError(f"{op_id} {field} must be one of {names}, got {fields[field]!r}")
+                    raise InvalidInputError(f"{op.op_id} {field} must be one of {names}, got {fields[field]!r}")
         model = coerce_request(fields, op.request)  # first: an id that is not a list of strings is 13
         self.limits.check_request(model)  # the server's own limits (--max-property-bytes...)
         if not self._checks_requests:  # a backend that is not ours gets valid ids too
@@ -392,7 +451,7 @@ class NamespaceApp:
             try:
                 result = await (self._run(fn, req, data) if route.op.has_data else self._run(fn, req))
             finally:
-                self.metrics.backend.labels(route.op.op_id).observe(time.perf_counter() - start)
+                self.metrics.observe_backend(route.op.op_id, time.perf_counter() - start)
         except BaseException as e:
             if mutating:
                 self._audit(principal, route, req, f"error code {code_of(e)}")
@@ -409,12 +468,12 @@ class NamespaceApp:
             count = result if isinstance(result, int) else getattr(result, "count", None)
             if count is None and isinstance(result, Mapping):
                 count = result.get("count")
-            return JSONResponse(int(count or 0), status_code=route.status)
+            return _JSONBytes(_json_bytes(int(count or 0)), status_code=route.status)
         if route.response == "text":
-            return JSONResponse(result if isinstance(result, str) else str(result), status_code=route.status)
+            return _JSONBytes(_json_bytes(result if isinstance(result, str) else str(result)), status_code=route.status)
         if route.response_field:  # the response body is that field's value (a bare map)
-            return JSONResponse(_to_jsonable(getattr(result, route.response_field, None) or {}), status_code=route.status)
-        return JSONResponse(_to_jsonable(result), status_code=route.status)
+            result = getattr(result, route.response_field, None) or {}
+        return _JSONBytes(_json_bytes(result), status_code=route.status)
 
     @staticmethod
     def _audit(principal: A.Principal, route: R.Route, req: Any, outcome: str) -> None:
@@ -492,7 +551,7 @@ class NamespaceApp:
             table.append(ui.mount(self))
 
         async def on_namespace_error(request: Request, exc: Exception) -> Response:
-            return _json_error(exc, request.url.path)
+            return _error_response(exc, request.method, request.url.path)
 
         async def on_http_error(request: Request, exc: Exception) -> Response:
             assert isinstance(exc, HTTPException)
@@ -502,8 +561,7 @@ class NamespaceApp:
             return _json_error(err, request.url.path, status=exc.status_code)
 
         async def on_unexpected(request: Request, exc: Exception) -> Response:
-            log.exception("internal error on %s %s", request.method, request.url.path)
-            return _json_error(exc, request.url.path)
+            return _error_response(exc, request.method, request.url.path)
 
         app = Starlette(
             routes=table,
@@ -514,7 +572,60 @@ class NamespaceApp:
             },
         )
         app.state.namespace_app = self
-        return _Outer(app, self)
+        return _Outer(app, self, _FastRoutes(R.ROUTES.values()))
+
+    async def serve_route(self, scope, receive, send, route: R.Route, path_id: str | None) -> None:
+        """Serve a request :class:`_FastRoutes` matched, as Starlette would (same
+        handler, same error answers) without its routing and middleware layers."""
+        scope[OPERATION] = route.op.op_id
+        if path_id is not None:
+            scope["path_params"] = {"id": path_id}
+        try:
+            response = await self._current(Request(scope, receive), route)
+        except Exception as exc:
+            response = _error_response(exc, scope["method"], scope["path"])
+        await response(scope, receive, send)
+
+
+def _error_response(exc: Exception, method: str, path: str) -> Response:
+    """The answer to an exception a handler raised: the error body of its code; an
+    unexpected one is logged (redacted) and answered 500 code 18."""
+    if not isinstance(exc, LanceNamespaceError):
+        log.exception("internal error on %s %s", method, path)
+    return _json_error(exc, path)
+
+
+class _FastRoutes:
+    """The protocol's routes as a dict, so that a request finds its handler with one
+    lookup instead of trying Starlette's route patterns in turn.
+
+    Holds the routes whose only path parameter is the id, as the fourth path segment
+    (``/v1/table/{id}/describe``), and the literal ones.  Anything else (an id holding
+    a raw ``/``, a wrong method, the seed spec's ``POST /<OperationId>``, the UI) is not
+    matched here and goes through Starlette's routes, which answer it as before.
+    """
+
+    def __init__(self, routes: Iterable[R.Route]):
+        self.literal: dict[tuple[str, str], R.Route] = {}
+        #: (method, collection, the path after the id or None) -> route
+        self.by_id: dict[tuple[str, str, str | None], R.Route] = {}
+        for route in routes:
+            parts = route.path.split("/", 4)
+            if not route.has_id:
+                self.literal[(route.method, route.path)] = route
+            elif len(parts) >= 4 and parts[1] == "v1" and parts[3] == "{id}" and "{" not in "".join(parts[4:]):
+                self.by_id[(route.method, parts[2], parts[4] if len(parts) == 5 else None)] = route
+
+    def match(self, method: str, path: str) -> tuple[R.Route | None, str | None]:
+        """The route and the raw id of a request, or ``(None, None)``."""
+        route = self.literal.get((method, path))
+        if route is not None:
+            return route, None
+        parts = path.split("/", 4)
+        if len(parts) < 4 or parts[1] != "v1":
+            return None, None
+        route = self.by_id.get((method, parts[2], parts[4] if len(parts) == 5 else None))
+        return (route, parts[3]) if route is not None else (None, None)
 
 
 def _match_order(route: R.Route) -> tuple:
@@ -533,10 +644,11 @@ class _Outer:
     per request; the token itself is never logged.
     """
 
-    def __init__(self, app: Starlette, owner: NamespaceApp):
+    def __init__(self, app: Starlette, owner: NamespaceApp, fast: _FastRoutes):
         self.app = app
         self.owner = owner
         self.state = app.state
+        self.fast = fast
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -578,7 +690,11 @@ class _Outer:
                     resp = _json_error(e, scope["path"])
                     resp.headers["www-authenticate"] = "Bearer"
                     return await resp(scope, receive, send_wrapper)
-            await self.app(scope, receive, send_wrapper)
+            route, path_id = (None, None) if scope.get("root_path") else self.fast.match(scope["method"], scope["path"])
+            if route is not None:
+                await self.owner.serve_route(scope, receive, send_wrapper, route, path_id)
+            else:
+                await self.app(scope, receive, send_wrapper)
         except Exception:
             # Starlette re-raises an error it has already answered (500 code 18) and
             # logged (redacted): raised further, uvicorn would log it again unredacted
@@ -612,13 +728,14 @@ def create_app(
     auth_token: str | None = None,
     api_keys: Iterable[str] | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-    threads: int = DEFAULT_THREADS,
+    threads: int | None = None,
     log_requests: bool = True,
     max_decoded_bytes: int | None = None,
     body_timeout: float = DEFAULT_BODY_TIMEOUT,
     limits: Limits | None = None,
     auth_file: str | None = None,
     ui: bool = True,
+    queue_timeout: float = DEFAULT_QUEUE_TIMEOUT,
 ):
     """The ASGI app serving ``namespace`` over the Lance REST protocol (and, unless
     ``ui=False``, the catalog browser at ``/ui/``)."""
@@ -634,4 +751,5 @@ def create_app(
         limits=limits,
         auth_file=auth_file,
         ui=ui,
+        queue_timeout=queue_timeout,
     ).build()

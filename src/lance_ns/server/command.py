@@ -24,6 +24,8 @@ from ..limits import DEFAULT_MAX_NAME_BYTES, DEFAULT_MAX_PROPERTIES, DEFAULT_MAX
 # the server's defaults live here, not in .app, so that building a parser imports no starlette/uvicorn
 DEFAULT_MAX_BODY_BYTES = 256 * 1024 * 1024
 DEFAULT_THREADS = 32
+#: seconds a request waits for a free backend thread before it is answered 503 code 17 (with Retry-After)
+DEFAULT_QUEUE_TIMEOUT = 30.0
 #: seconds a client has to send a whole request body (a stalled upload is answered 408)
 DEFAULT_BODY_TIMEOUT = 30.0
 #: seconds a stopping server gives in-flight requests before it closes their connections
@@ -57,7 +59,10 @@ class Flag:
 FLAGS: tuple[Flag, ...] = (
     Flag("--host", "address to bind (default 127.0.0.1)", default="127.0.0.1"),
     Flag("--port", "port (default 2333, the spec's)", int, 2333),
-    Flag("--threads", f"backend worker threads (default {DEFAULT_THREADS})", int, DEFAULT_THREADS),
+    Flag("--threads", "backend calls run at once, each on a thread of its own, so that a slow call never stalls "
+         f"the event loop (default: the backend's own size, {DEFAULT_THREADS} for remote catalogs)", int),
+    Flag("--queue-timeout", "seconds a request waits for a free backend thread; then HTTP 503 code 17 with "
+         f"Retry-After (default {DEFAULT_QUEUE_TIMEOUT:g})", float, DEFAULT_QUEUE_TIMEOUT),
     Flag("--max-body-bytes", "larger request bodies get HTTP 413 code 13 (default 256 MiB)", int, DEFAULT_MAX_BODY_BYTES),
     Flag("--max-decoded-bytes", "an Arrow body that decodes to more gets HTTP 413 code 13 (default: --max-body-bytes)", int),
     Flag("--body-timeout", f"seconds to receive a whole request body, else HTTP 408 code 13 (default {DEFAULT_BODY_TIMEOUT:g})",
@@ -237,7 +242,7 @@ def _serve(namespace, args: Any, opener: dict | None) -> None:
                     max_properties=args.max_properties)
     app_options = dict(auth_token=auth_token, api_keys=api_keys, max_body_bytes=args.max_body_bytes,
                        max_decoded_bytes=args.max_decoded_bytes, body_timeout=args.body_timeout, limits=limits,
-                       threads=args.threads, auth_file=args.auth_file, ui=not args.no_ui)
+                       threads=args.threads, queue_timeout=args.queue_timeout, auth_file=args.auth_file, ui=not args.no_ui)
     uvicorn_options = {**tls_options(args), "timeout_graceful_shutdown": args.graceful_timeout,
                        "loop": getattr(args, "loop", "auto"), "http": getattr(args, "http", "auto")}
     if args.workers < 1:

@@ -15,6 +15,7 @@ several worker processes the variable ``PROMETHEUS_MULTIPROC_DIR`` (set by
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
@@ -36,11 +37,30 @@ class Metrics:
         self.in_flight = Gauge("lance_ns_requests_in_flight", "Requests being served", registry=r,
                                multiprocess_mode="livesum")
 
+        # labelled children by their labels: prometheus-client's labels() takes a lock and
+        # builds a key on every call; a request should cost a dict lookup per series
+        self._requests: dict[tuple[str, int], Any] = {}
+        self._latency: dict[str, Any] = {}
+        self._backend: dict[str, Any] = {}
+
     def observe(self, operation: str, status: int, seconds: float, code: int | None) -> None:
-        self.requests.labels(operation, str(status)).inc()
-        self.latency.labels(operation).observe(seconds)
+        key = (operation, status)
+        counter = self._requests.get(key)
+        if counter is None:
+            counter = self._requests[key] = self.requests.labels(operation, str(status))
+        counter.inc()
+        histogram = self._latency.get(operation)
+        if histogram is None:
+            histogram = self._latency[operation] = self.latency.labels(operation)
+        histogram.observe(seconds)
         if code is not None:
             self.errors.labels(operation, str(code)).inc()
+
+    def observe_backend(self, operation: str, seconds: float) -> None:
+        histogram = self._backend.get(operation)
+        if histogram is None:
+            histogram = self._backend[operation] = self.backend.labels(operation)
+        histogram.observe(seconds)
 
     def exposition(self) -> tuple[bytes, str]:
         if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):

@@ -9,7 +9,11 @@ Where this one differs is how it keeps the table:
 
 * reads come from an in-memory copy that is reloaded only when the table's
   latest version moved (one cheap version check per call), so paging and
-  describe never re-scan it;
+  describe never re-scan it.  That check is a listing of ``_versions/``: on
+  local disk a directory read, on object storage a LIST request; ``staleness``
+  (the namespace's ``manifest_staleness_ms``, default 0) lets reads skip it for
+  that long after the last one, trading freshness for fewer LISTs.  Writes
+  always check, and this process's own writes are seen at once either way;
 * an insert appends one small fragment and commits it against the version
   it checked (Lance's conditional commit: the version file is created only
   if absent, on local disk and on S3 alike).  When other commits landed in
@@ -28,6 +32,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from bisect import bisect_left, insort
 from collections import Counter
 from dataclasses import dataclass
@@ -117,7 +122,7 @@ def _is_missing(exc: Exception) -> bool:
 
 class Manifest:
     def __init__(self, root: str, storage_options: dict[str, str], compact_every: int = 32,
-                 retain_versions: int = 8):
+                 retain_versions: int = 8, staleness: float = 0.0):
         self.uri = storage.join(root, MANIFEST_DIR)
         self.storage_options = storage_options or None
         self.compact_every = compact_every
@@ -128,14 +133,24 @@ class Manifest:
         self._entries: dict[str, Entry] = {}
         self._children: dict[tuple[str, str], list[str]] | None = None
         self._dirs: Counter | None = None
+        #: seconds a read may rely on the last version check (0: every read checks)
+        self.staleness = max(float(staleness), 0.0)
+        self._checked_at = float("-inf")  # time.monotonic() of the last version check
 
     # -- reading -------------------------------------------------------------
     @property
     def version(self) -> int:
         return self._version
 
+    def current(self) -> None:
+        """Before a read: :meth:`refresh`, unless the last check is younger than ``staleness``."""
+        if self.staleness and time.monotonic() - self._checked_at < self.staleness:
+            return
+        self.refresh()
+
     def refresh(self) -> None:
         """Bring the in-memory copy to the table's latest version (cheap when unchanged)."""
+        self._checked_at = time.monotonic()  # when the check started: what it sees is at least this new
         ds = self._ds
         # the common case, checked without the lock so that threads describe in parallel
         if ds is not None and ds.latest_version == self._version:
@@ -176,12 +191,12 @@ class Manifest:
         self._children = self._dirs = None
 
     def get(self, oid: str) -> Entry | None:
-        self.refresh()
+        self.current()
         return self._entries.get(oid)
 
     def children(self, parent: str, kind: str) -> list[str]:
         """Sorted names of the direct children of ``parent`` ('' is the root)."""
-        self.refresh()
+        self.current()
         with self._lock:
             if self._children is None:
                 index: dict[tuple[str, str], list[str]] = {}
@@ -193,28 +208,28 @@ class Manifest:
             return list(self._children.get((parent, kind), []))  # a copy: the index changes in place
 
     def descendants(self, prefix: str) -> list[Entry]:
-        self.refresh()
+        self.current()
         start = prefix + ID_DELIMITER
         with self._lock:
             return [e for oid, e in self._entries.items() if oid.startswith(start)]
 
     def with_prefix(self, prefix: str, kind: str) -> list[Entry]:
         """The entries of ``kind`` whose object_id starts with ``prefix``, by object_id."""
-        self.refresh()
+        self.current()
         with self._lock:
             return sorted((e for o, e in self._entries.items() if e.kind == kind and o.startswith(prefix)),
                           key=lambda e: e.object_id)
 
     def entries(self, kind: str) -> list[Entry]:
         """Every entry of ``kind`` (TABLE or NAMESPACE)."""
-        self.refresh()
+        self.current()
         with self._lock:
             return [e for e in self._entries.values() if e.kind == kind]
 
     def root_dirs(self) -> Counter:
         """How many entries live under each root directory (first segment of a
         relative location): such directories are not tables of their own."""
-        self.refresh()
+        self.current()
         with self._lock:
             if self._dirs is None:
                 self._dirs = Counter(d for d in map(_root_dir, self._entries.values()) if d)

@@ -26,6 +26,12 @@ Properties:
   point outside the root;
 * ``manifest_compact_every`` (default 32), ``manifest_retain_versions``
   (default 8): manifest upkeep (see manifest.py);
+* ``manifest_staleness_ms`` (default 0): how long reads (describe, exists, list)
+  may answer from the in-memory manifest without checking its latest version.
+  0 checks on every read, so a commit by any process is seen by the very next
+  request; on object storage, where the check is a LIST request, a bound such as
+  1000 saves those LISTs at the price of seeing other processes' commits up to
+  that late (this server's own commits are seen at once);
 * ``managed_versioning`` (or pylance's name ``table_version_tracking_enabled``,
   default false): tables created from then on are implementation-managed; their
   published versions are rows of ``__manifest`` (object type ``table_version``,
@@ -117,6 +123,7 @@ class DirectoryNamespace(CatalogNamespace):
                 self.storage_options,
                 compact_every=self.int_prop("manifest_compact_every", 32),
                 retain_versions=self.int_prop("manifest_retain_versions", 8, minimum=1),
+                staleness=self.int_prop("manifest_staleness_ms", 0) / 1000,
             )
             if self.manifest_enabled
             else None
@@ -129,6 +136,12 @@ class DirectoryNamespace(CatalogNamespace):
         # (manifest version, dir key, time, sorted names, listed name -> location)
         self._listing: tuple | None = None
         self._paging = threading.local()
+
+    @property
+    def server_threads(self) -> int:
+        """On local disk a call is short and busy (pylance, the manifest in memory): more
+        threads than this only contend for the GIL; object storage waits on the network."""
+        return 16 if self.local else 32
 
     # -- locations ---------------------------------------------------------------
     def _abs(self, location: str) -> str:
@@ -243,7 +256,7 @@ class DirectoryNamespace(CatalogNamespace):
         """(sorted names of the root tables, listed name -> location), cached."""
         mversion = 0
         if self.manifest is not None:
-            self.manifest.refresh()
+            self.manifest.current()
             mversion = self.manifest.version
         key = self.files.mtime(self.root) if self.local else None
         now = time.monotonic()
