@@ -60,6 +60,19 @@ from pyiceberg.catalog.rest.auth import AuthManager, AuthManagerAdapter
 from pyiceberg.catalog.rest.response import TokenResponse, _handle_non_200_response
 from pyiceberg.io import FileIO
 from pyiceberg.schema import Schema
+from pyiceberg.table import CommitTableRequest, TableIdentifier
+from pyiceberg.table.metadata import _generate_snapshot_id
+from pyiceberg.table.refs import MAIN_BRANCH, SnapshotRefType
+from pyiceberg.table.snapshots import Operation, Snapshot, Summary
+from pyiceberg.table.update import (
+    AddSnapshotUpdate,
+    AssertRefSnapshotId,
+    AssertTableUUID,
+    RemovePropertiesUpdate,
+    RemoveSnapshotsUpdate,
+    SetPropertiesUpdate,
+    SetSnapshotRefUpdate,
+)
 from pyiceberg.types import NestedField, StringType
 from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
@@ -87,6 +100,23 @@ from ..errors import (
 #: the companion table's schema (the spec's single nullable string column)
 DUMMY_SCHEMA = Schema(NestedField(field_id=1, name="dummy", field_type=StringType(), required=False))
 TOKEN_PATH = "/v1/oauth/tokens"
+#: the one (empty) manifest list every lance-ns snapshot of a companion table names,
+#: under the table's Iceberg ``metadata/`` directory
+EMPTY_MANIFEST_LIST = "metadata/lance-ns-empty-manifest-list.avro"
+
+
+@dataclasses.dataclass
+class _Companion(CatalogTable):
+    """A companion table as loaded, with the state a commit of it is conditioned on."""
+
+    uuid: str | None = None
+    #: the snapshot the ``main`` branch points at (None: no snapshot yet)
+    main_snapshot: int | None = None
+    #: that snapshot's parent (a commit answered ambiguously is found through it)
+    main_parent: int | None = None
+    last_sequence_number: int = 0
+    schema_id: int | None = None
+    format_version: int = 2
 
 
 class _Adapter(HTTPAdapter):
@@ -218,11 +248,85 @@ class _WarehouseCatalog(RestCatalog):
         except requests.HTTPError as exc:
             self._remember(identifier, None)
             _handle_non_200_response(exc, {404: ice.NoSuchTableError})
-        meta = TableResponse.model_validate_json(response.text).metadata
-        table = CatalogTable(name=identifier[-1], location=meta.location, properties=dict(meta.properties))
+        table = _companion(identifier[-1], TableResponse.model_validate_json(response.text).metadata)
         etag = response.headers.get("ETag")
         self._remember(identifier, (etag, dataclasses.replace(table, properties=dict(table.properties))) if etag else None)
         return table
+
+    def swap_properties(self, identifier: tuple[str, ...], read: _Companion, properties: dict[str, str]) -> bool:
+        """Commit ``properties`` iff the table is still as ``read``: one Iceberg commit that
+        adds a snapshot on ``main`` under the requirements ``assert-table-uuid`` and
+        ``assert-ref-snapshot-id`` (main = the snapshot read), so of two commits built on
+        one read the server grants one and answers the other 409 CommitFailedException.
+
+        The snapshot changes no Iceberg data (operation ``replace``, the shared empty
+        manifest list) and replaces its parent (``remove-snapshots``), so the companion
+        keeps one snapshot however many commits it takes.  False on 409; when the answer
+        is lost or ambiguous (timeout, 5xx), the table is read again: the commit took
+        effect iff its snapshot is on ``main`` or the parent of the one there.
+        """
+        self._check_endpoint(Capability.V1_UPDATE_TABLE)
+        snapshot_id = _generate_snapshot_id()
+        manifest_list = storage.join(read.location or "", EMPTY_MANIFEST_LIST)
+        if read.main_snapshot is None:  # the table's first lance-ns snapshot
+            self._owner._write_empty_manifest_list(read, manifest_list, snapshot_id)
+        snapshot = Snapshot(
+            snapshot_id=snapshot_id,
+            parent_snapshot_id=read.main_snapshot,
+            sequence_number=read.last_sequence_number + 1,
+            timestamp_ms=int(time.time() * 1000),
+            manifest_list=manifest_list,
+            summary=Summary(Operation.REPLACE),
+            schema_id=read.schema_id,
+        )
+        updates: list = [
+            AddSnapshotUpdate(snapshot=snapshot),
+            SetSnapshotRefUpdate(ref_name=MAIN_BRANCH, type=SnapshotRefType.BRANCH, snapshot_id=snapshot_id),
+        ]
+        if read.main_snapshot is not None:
+            updates.append(RemoveSnapshotsUpdate(snapshot_ids=[read.main_snapshot]))
+        changed = {k: v for k, v in properties.items() if read.properties.get(k) != v}
+        removed = [k for k in read.properties if k not in properties]
+        if changed:
+            updates.append(SetPropertiesUpdate(updates=changed))
+        if removed:
+            updates.append(RemovePropertiesUpdate(removals=removed))
+        request = CommitTableRequest(
+            identifier=TableIdentifier(namespace=list(identifier[:-1]), name=identifier[-1]),
+            requirements=(AssertTableUUID(uuid=read.uuid),
+                          AssertRefSnapshotId(ref=MAIN_BRANCH, snapshot_id=read.main_snapshot)),
+            updates=tuple(updates),
+        )
+        url = self.url(Endpoints.update_table, prefixed=True, **self._split_identifier_for_path(identifier))
+        try:
+            response = self._session.post(url, data=request.model_dump_json().encode())
+        except (requests.Timeout, requests.ConnectionError):
+            if self._landed(identifier, read, snapshot_id):
+                return True
+            raise
+        if response.status_code == 409:
+            return False
+        try:
+            response.raise_for_status()
+        except requests.HTTPError as exc:
+            if response.status_code >= 500 and self._landed(identifier, read, snapshot_id):
+                return True
+            _handle_non_200_response(exc, {404: ice.NoSuchTableError})
+        return True
+
+    def _landed(self, identifier: tuple[str, ...], read: _Companion, snapshot_id: int) -> bool:
+        """Whether a commit whose answer was lost took effect (its snapshot is on main,
+        or a later commit built on it).  Raises when the table cannot tell: gone, or
+        moved on by more than one commit since."""
+        now = self.load_entry(identifier)
+        if snapshot_id in (getattr(now, "main_snapshot", None), getattr(now, "main_parent", None)):
+            return True
+        if getattr(now, "main_snapshot", None) == read.main_snapshot:
+            return False  # untouched: the commit did not happen (the caller raises the failure)
+        raise ServiceUnavailableError(
+            f"the commit of table {'.'.join(identifier)!r} got no answer and the table has moved on "
+            "since; whether it took effect is unknown: read the table's versions before retrying"
+        )
 
     def _remember(self, identifier: tuple[str, ...], entry: tuple[str, CatalogTable] | None) -> None:
         with self._remembered_lock:
@@ -246,16 +350,31 @@ class _WarehouseCatalog(RestCatalog):
         self._owner._auth.force_refresh()
 
 
+def _companion(name: str, meta) -> _Companion:
+    """The catalog entry of a loaded companion table (pyiceberg TableMetadata)."""
+    main = meta.refs.get(MAIN_BRANCH)
+    head = meta.snapshot_by_id(main.snapshot_id) if main else None
+    return _Companion(
+        name=name,
+        location=meta.location,
+        properties=dict(meta.properties),
+        uuid=str(meta.table_uuid),
+        main_snapshot=main.snapshot_id if main else None,
+        main_parent=head.parent_snapshot_id if head else None,
+        last_sequence_number=getattr(meta, "last_sequence_number", 0) or 0,
+        schema_id=meta.current_schema_id,
+        format_version=meta.format_version,
+    )
+
+
 _BARE_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://$")
 
 
 class IcebergRestNamespace(CatalogNamespace):
     supports_cascade = False  # the spec: only Restrict drops
-    supports_managed_versioning = False
-    managed_refusal = (
-        "an Iceberg REST commit can only require table state (uuid, schema, refs), not properties, "
-        "and lance-ns does not yet commit table versions through it"
-    )
+    #: implementation-managed tables: the history lives in the companion's properties,
+    #: committed with ``assert-ref-snapshot-id`` on a snapshot of its own (see swap_properties)
+    supports_managed_versioning = True
     drop_missing_ok = True  # the spec: DropNamespace is idempotent
     location_suffix = ""  # {root}/{warehouse}/{namespace...}/{table}
 
@@ -446,6 +565,30 @@ class IcebergRestNamespace(CatalogNamespace):
                     raise TableNotFoundError(f"table {to_string(ns + [table.name])!r} does not exist") from None
                 raise
         self._remove_entry(ns, table)
+
+    # -- implementation-managed tables -----------------------------------------------
+    def _swap_table_properties(self, ns, table, properties):
+        if not isinstance(table, _Companion):  # every table object read here is one
+            raise InternalError(f"table {to_string(ns + [table.name])!r} was not read from the catalog")
+        return self._catalog(ns[0]).swap_properties((*ns[1:], table.name), table, properties)
+
+    def _write_empty_manifest_list(self, table: _Companion, location: str, snapshot_id: int) -> None:
+        """The valid, empty manifest list the companion's snapshots name (an Iceberg
+        engine reading the companion table reads no rows rather than a missing file),
+        written by pyiceberg's manifest-list writer at the table's first snapshot."""
+        from pyiceberg.io.pyarrow import PyArrowFile
+        from pyiceberg.manifest import write_manifest_list
+
+        fs, path = storage.filesystem(location, self._table_storage_options(table))
+        with write_manifest_list(
+            format_version=table.format_version,  # type: ignore[arg-type]
+            output_file=PyArrowFile(location, path, fs),
+            snapshot_id=snapshot_id,
+            parent_snapshot_id=None,
+            sequence_number=table.last_sequence_number + 1,
+            avro_compression="null",
+        ):
+            pass  # no manifests: the companion table holds no Iceberg data
 
     # -- errors ------------------------------------------------------------------------
     def translate_error(self, exc):
