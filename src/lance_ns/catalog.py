@@ -802,9 +802,14 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
         return self._swap_history(ns, table, [v for v in self._versions(ns, table) if v["version"] not in numbers])
 
     def _swap_history(self, ns: list[str], table: CatalogTable, history: list[dict]) -> bool:
+        return self._swap_table_properties(ns, table, self._with_history(table, history))
+
+    @staticmethod
+    def _with_history(table: CatalogTable, history: list[dict]) -> dict[str, str]:
+        """``table``'s properties holding ``history`` as its version history."""
         props = dict(table.properties or {})
         props[VERSIONS_KEY] = json.dumps(history, separators=(",", ":"))
-        return self._swap_table_properties(ns, table, props)
+        return props
 
     def _swap_table_properties(self, ns: list[str], table: CatalogTable, properties: dict[str, str]) -> bool:
         """Replace the table object's properties iff it is still as ``table`` was read

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import json
 import re
 import threading
 import time
@@ -55,7 +56,7 @@ from urllib.parse import urlparse
 import pydantic
 import requests
 from pyiceberg import exceptions as ice
-from pyiceberg.catalog.rest import PREFIX, Capability, Endpoints, RestCatalog, TableResponse
+from pyiceberg.catalog.rest import PREFIX, Capability, Endpoint, Endpoints, HttpMethod, RestCatalog, TableResponse
 from pyiceberg.catalog.rest.auth import AuthManager, AuthManagerAdapter
 from pyiceberg.catalog.rest.response import TokenResponse, _handle_non_200_response
 from pyiceberg.io import FileIO
@@ -103,6 +104,9 @@ TOKEN_PATH = "/v1/oauth/tokens"
 #: the one (empty) manifest list every lance-ns snapshot of a companion table names,
 #: under the table's Iceberg ``metadata/`` directory
 EMPTY_MANIFEST_LIST = "metadata/lance-ns-empty-manifest-list.avro"
+#: the REST spec's multi-table commit (atomic), used only where a server advertises it
+TRANSACTIONS_COMMIT = "transactions/commit"
+COMMIT_TRANSACTION = Endpoint(http_method=HttpMethod.POST, path=f"/v1/{{prefix}}/{TRANSACTIONS_COMMIT}")
 
 
 @dataclasses.dataclass
@@ -253,19 +257,57 @@ class _WarehouseCatalog(RestCatalog):
         self._remember(identifier, (etag, dataclasses.replace(table, properties=dict(table.properties))) if etag else None)
         return table
 
-    def swap_properties(self, identifier: tuple[str, ...], read: _Companion, properties: dict[str, str]) -> bool:
-        """Commit ``properties`` iff the table is still as ``read``: one Iceberg commit that
-        adds a snapshot on ``main`` under the requirements ``assert-table-uuid`` and
-        ``assert-ref-snapshot-id`` (main = the snapshot read), so of two commits built on
-        one read the server grants one and answers the other 409 CommitFailedException.
+    def swap_properties(self, changes: list[tuple[tuple[str, ...], _Companion, dict[str, str]]]) -> bool:
+        """Commit each table's new ``properties`` iff every table is still as read, atomically.
+
+        Each table's change is an Iceberg commit that adds a snapshot on ``main``
+        under the requirements ``assert-table-uuid`` and ``assert-ref-snapshot-id``
+        (main = the snapshot read), so of two commits built on one read the server
+        grants one and answers the other 409 CommitFailedException (False here).
+        One table goes to its update endpoint; several go together to
+        ``POST /v1/{prefix}/transactions/commit``, which the REST spec makes atomic,
+        and only where the server advertises it in its config's ``endpoints``.
 
         The snapshot changes no Iceberg data (operation ``replace``, the shared empty
-        manifest list) and replaces its parent (``remove-snapshots``), so the companion
-        keeps one snapshot however many commits it takes.  False on 409; when the answer
-        is lost or ambiguous (timeout, 5xx), the table is read again: the commit took
-        effect iff its snapshot is on ``main`` or the parent of the one there.
+        manifest list) and replaces its parent (``remove-snapshots``), so a companion
+        keeps one snapshot however many commits it takes.  When the answer is lost
+        (timeout, 5xx) the tables are read again: the commit took effect iff its
+        snapshots are on ``main`` (or parents of the ones there).
         """
-        self._check_endpoint(Capability.V1_UPDATE_TABLE)
+        if len(changes) == 1:
+            self._check_endpoint(Capability.V1_UPDATE_TABLE)
+            identifier = changes[0][0]
+            url = self.url(Endpoints.update_table, prefixed=True, **self._split_identifier_for_path(identifier))
+        else:
+            self._check_endpoint(COMMIT_TRANSACTION)
+            url = self.url(TRANSACTIONS_COMMIT, prefixed=True)
+        requests_, snapshots = [], []
+        for identifier, read, properties in changes:
+            request, snapshot_id = self._change(identifier, read, properties)
+            requests_.append(request)
+            snapshots.append(snapshot_id)
+        if len(changes) == 1:
+            body = requests_[0].model_dump_json()
+        else:  # the spec's CommitTransactionRequest
+            body = json.dumps({"table-changes": [json.loads(r.model_dump_json()) for r in requests_]})
+        try:
+            response = self._session.post(url, data=body.encode(), headers={"Content-Type": "application/json"})
+        except (requests.Timeout, requests.ConnectionError):
+            if self._landed(changes, snapshots):
+                return True
+            raise
+        if response.status_code == 409:
+            return False
+        try:
+            response.raise_for_status()
+        except requests.HTTPError as exc:
+            if response.status_code >= 500 and self._landed(changes, snapshots):
+                return True
+            _handle_non_200_response(exc, {404: ice.NoSuchTableError})
+        return True
+
+    def _change(self, identifier: tuple[str, ...], read: _Companion, properties: dict[str, str]):
+        """(CommitTableRequest, its new snapshot id): ``properties`` conditioned on ``read``."""
         snapshot_id = _generate_snapshot_id()
         manifest_list = storage.join(read.location or "", EMPTY_MANIFEST_LIST)
         if read.main_snapshot is None:  # the table's first lance-ns snapshot
@@ -297,35 +339,29 @@ class _WarehouseCatalog(RestCatalog):
                           AssertRefSnapshotId(ref=MAIN_BRANCH, snapshot_id=read.main_snapshot)),
             updates=tuple(updates),
         )
-        url = self.url(Endpoints.update_table, prefixed=True, **self._split_identifier_for_path(identifier))
-        try:
-            response = self._session.post(url, data=request.model_dump_json().encode())
-        except (requests.Timeout, requests.ConnectionError):
-            if self._landed(identifier, read, snapshot_id):
-                return True
-            raise
-        if response.status_code == 409:
-            return False
-        try:
-            response.raise_for_status()
-        except requests.HTTPError as exc:
-            if response.status_code >= 500 and self._landed(identifier, read, snapshot_id):
-                return True
-            _handle_non_200_response(exc, {404: ice.NoSuchTableError})
-        return True
+        return request, snapshot_id
 
-    def _landed(self, identifier: tuple[str, ...], read: _Companion, snapshot_id: int) -> bool:
-        """Whether a commit whose answer was lost took effect (its snapshot is on main,
-        or a later commit built on it).  Raises when the table cannot tell: gone, or
-        moved on by more than one commit since."""
-        now = self.load_entry(identifier)
-        if snapshot_id in (getattr(now, "main_snapshot", None), getattr(now, "main_parent", None)):
+    def _landed(self, changes, snapshots: list[int]) -> bool:
+        """Whether a commit whose answer was lost took effect: every table's snapshot is on
+        main, or a later commit built on it (True); every table is untouched (False: the
+        caller raises the failure).  Raises when the tables cannot tell."""
+        landed = []
+        for (identifier, read, _), snapshot_id in zip(changes, snapshots):
+            now = self.load_entry(identifier)
+            if snapshot_id in (now.main_snapshot, now.main_parent):
+                landed.append(True)
+            elif now.main_snapshot == read.main_snapshot:
+                landed.append(False)
+            else:
+                landed.append(None)
+        if all(landed):
             return True
-        if getattr(now, "main_snapshot", None) == read.main_snapshot:
-            return False  # untouched: the commit did not happen (the caller raises the failure)
+        if not any(landed) and None not in landed:
+            return False
+        names = ", ".join(repr(".".join(i)) for i, _, _ in changes)
         raise ServiceUnavailableError(
-            f"the commit of table {'.'.join(identifier)!r} got no answer and the table has moved on "
-            "since; whether it took effect is unknown: read the table's versions before retrying"
+            f"the commit of {names} got no answer and the tables have moved on since; whether it took "
+            "effect is unknown: read the tables' versions before retrying"
         )
 
     def _remember(self, identifier: tuple[str, ...], entry: tuple[str, CatalogTable] | None) -> None:
@@ -568,9 +604,31 @@ class IcebergRestNamespace(CatalogNamespace):
 
     # -- implementation-managed tables -----------------------------------------------
     def _swap_table_properties(self, ns, table, properties):
-        if not isinstance(table, _Companion):  # every table object read here is one
-            raise InternalError(f"table {to_string(ns + [table.name])!r} was not read from the catalog")
-        return self._catalog(ns[0]).swap_properties((*ns[1:], table.name), table, properties)
+        return self._swap([(ns, table, properties)])
+
+    def _add_versions(self, items):
+        """Several tables in one commit: the server's multi-table transaction, atomic
+        (where it advertises one; else code 0, as on catalogs without one)."""
+        if len(items) == 1:
+            return super()._add_versions(items)
+        return self._swap([(ns, table, self._with_history(table, self._versions(ns, table) + records))
+                           for ns, table, records in items])
+
+    def _swap(self, changes) -> bool:
+        warehouses = {ns[0] for ns, _, _ in changes}
+        if len(warehouses) > 1:
+            raise UnsupportedOperationError("an Iceberg REST transaction commits tables of one warehouse only")
+        cat = self._catalog(warehouses.pop())
+        if len(changes) > 1 and COMMIT_TRANSACTION not in cat._supported_endpoints:
+            raise UnsupportedOperationError(
+                f"the Iceberg REST server {self.endpoint} does not advertise the multi-table commit "
+                f"(POST /v1/{{prefix}}/{TRANSACTIONS_COMMIT}) in its config's endpoints, so several tables "
+                "cannot be committed atomically; commit them one at a time"
+            )
+        for ns, table, _ in changes:
+            if not isinstance(table, _Companion):  # every table object read here is one
+                raise InternalError(f"table {to_string(ns + [table.name])!r} was not read from the catalog")
+        return cat.swap_properties([((*ns[1:], table.name), table, props) for ns, table, props in changes])
 
     def _write_empty_manifest_list(self, table: _Companion, location: str, snapshot_id: int) -> None:
         """The valid, empty manifest list the companion's snapshots name (an Iceberg
@@ -580,6 +638,8 @@ class IcebergRestNamespace(CatalogNamespace):
         from pyiceberg.manifest import write_manifest_list
 
         fs, path = storage.filesystem(location, self._table_storage_options(table))
+        if not storage.is_uri(location):  # a local table's directory may not exist yet
+            fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
         with write_manifest_list(
             format_version=table.format_version,  # type: ignore[arg-type]
             output_file=PyArrowFile(location, path, fs),
