@@ -40,6 +40,11 @@ duplicate create and ``[]`` when listing a missing namespace: existence is
 checked first).  ListTables must load each table's metadata to see
 ``table_type`` (~10 ms a table): a page of ``limit`` tables loads, on a thread
 pool, only the tables that page needs (see ``_lance_table_page``).
+
+Implementation-managed tables keep their version history in the companion's
+properties like every catalog's; an Iceberg commit cannot require properties, so
+each commit also moves ``main`` to a snapshot of its own under
+``assert-ref-snapshot-id`` (``_WarehouseCatalog.swap_properties``).
 """
 
 from __future__ import annotations
