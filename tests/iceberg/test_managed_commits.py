@@ -28,6 +28,7 @@ import lance_ns
 from lance_ns import storage
 from lance_ns.catalog import VERSIONS_KEY
 
+from ..conformance.backends.iceberg import client_properties
 from .stub import CLIENT_ID, CLIENT_SECRET, error, iceberg_stub, table_response
 
 MANAGED = {"managed_versioning": "true"}
@@ -45,6 +46,35 @@ def append(client, tid, *values):
 
 def published(client, tid) -> list[int]:
     return [v.version for v in client.list_table_versions({"id": tid}).versions]
+
+
+@pytest.mark.slow
+@pytest.mark.skip(reason=(
+    "found by this test, not Iceberg's: the shared CatalogNamespace._commit_versions grants a version "
+    "(compare-and-swap) before copying its manifest into _versions/, and a pylance append that opens the "
+    "table in that window finds no manifest for the latest version, takes the table for new ('No existing "
+    "dataset ... will be created') and commits a fresh dataset as the next version, which the namespace grants "
+    "on an object store: the rows before it vanish from the latest version (2 of 3 runs here). Reproduced "
+    "in-process on 'memory' by delaying tables.publish_manifest; to be fixed in the shared algorithm"))
+def test_four_processes_append_concurrently_and_lose_nothing(client, ns, seaweed):
+    """Four writer processes append through the Iceberg backend at once, retrying the
+    commits they lose: every acknowledged append is there exactly once and the
+    namespace's versions run 1..n without gap or duplicate."""
+    from ..managed.test_managed import APPENDS, WRITERS, run_appenders
+
+    tid = ns + ["t"]
+    client.declare_table({"id": tid, "properties": MANAGED})
+    append(client, tid, "seed")
+    lines = run_appenders([("iceberg", json.dumps(client_properties(seaweed)))] * WRITERS, ".".join(tid))
+    assert not [line for line in lines if line.startswith("failed")], lines
+    acked = [v for line in lines for v in line.split()[2:]]
+    assert len(acked) == WRITERS * APPENDS * 3
+    n = WRITERS * APPENDS + 1
+    fresh = lance_ns.connect("iceberg", client_properties(seaweed))
+    assert sorted(lance.dataset(namespace_client=fresh, table_id=tid).to_table()["v"].to_pylist()) == sorted(
+        ["seed"] + acked)
+    assert published(fresh, tid) == list(range(1, n + 1))
+    assert sorted(int(line.split()[1]) for line in lines) == list(range(2, n + 1))
 
 
 def test_the_companion_keeps_one_snapshot_naming_a_valid_empty_manifest_list(client, ns, raw, seaweed):
