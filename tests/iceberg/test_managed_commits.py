@@ -49,18 +49,16 @@ def published(client, tid) -> list[int]:
 
 
 @pytest.mark.slow
-@pytest.mark.skip(reason=(
-    "found by this test, not Iceberg's: the shared CatalogNamespace._commit_versions grants a version "
-    "(compare-and-swap) before copying its manifest into _versions/, and a pylance append that opens the "
-    "table in that window finds no manifest for the latest version, takes the table for new ('No existing "
-    "dataset ... will be created') and commits a fresh dataset as the next version, which the namespace grants "
-    "on an object store: the rows before it vanish from the latest version (2 of 3 runs here). Reproduced "
-    "in-process on 'memory' by delaying tables.publish_manifest; to be fixed in the shared algorithm"))
-def test_four_processes_append_concurrently_and_lose_nothing(client, ns, seaweed):
+def test_four_processes_append_concurrently_and_lose_nothing(client, ns, seaweed, monkeypatch):
     """Four writer processes append through the Iceberg backend at once, retrying the
     commits they lose: every acknowledged append is there exactly once and the
-    namespace's versions run 1..n without gap or duplicate."""
-    from ..managed.test_managed import APPENDS, WRITERS, run_appenders
+    namespace's versions run 1..n without gap or duplicate.  (It found the window
+    CatalogNamespace._settled closes: before, 2 of 3 runs lost the earlier rows.)"""
+    from ..managed import test_managed
+    from ..managed.test_managed import WRITERS, run_appenders
+
+    APPENDS = 2  # two each (the dir test does three): CI time
+    monkeypatch.setattr(test_managed, "APPENDS", APPENDS)
 
     tid = ns + ["t"]
     client.declare_table({"id": tid, "properties": MANAGED})
