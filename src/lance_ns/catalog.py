@@ -857,7 +857,10 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
         opts = self._table_storage_options(table)
         while True:
             history = self._versions(ns, table)
-            if not history or tables.manifest_in_place(table.location, opts, history[-1]):
+            try:
+                if not history or tables.manifest_in_place(table.location, opts, history[-1]):
+                    return table
+            except OSError:  # storage cannot tell: the read itself answers for it
                 return table
             if time.monotonic() >= deadline:  # the committer died between grant and copy
                 return table
