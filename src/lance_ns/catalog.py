@@ -121,6 +121,9 @@ VERSIONS_KEY = "lance_ns.versions"
 _CAS_ATTEMPTS = 8
 #: how many parent directories are checked for a Lance table around a location
 _MAX_ANCESTORS = 32
+#: how long a read of a managed table's latest version waits for the manifest of a
+#: version granted a moment ago to be copied into place (seconds)
+_PUBLISH_WAIT = 10.0
 
 
 def purge_requested(request) -> bool:
@@ -802,9 +805,14 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
         return self._swap_history(ns, table, [v for v in self._versions(ns, table) if v["version"] not in numbers])
 
     def _swap_history(self, ns: list[str], table: CatalogTable, history: list[dict]) -> bool:
+        return self._swap_table_properties(ns, table, self._with_history(table, history))
+
+    @staticmethod
+    def _with_history(table: CatalogTable, history: list[dict]) -> dict[str, str]:
+        """``table``'s properties holding ``history`` as its version history."""
         props = dict(table.properties or {})
         props[VERSIONS_KEY] = json.dumps(history, separators=(",", ":"))
-        return self._swap_table_properties(ns, table, props)
+        return props
 
     def _swap_table_properties(self, ns: list[str], table: CatalogTable, properties: dict[str, str]) -> bool:
         """Replace the table object's properties iff it is still as ``table`` was read
@@ -834,7 +842,34 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
             f"version {version} of table {to_string(ns + [table.name])!r} was never published by the namespace"
         )
 
+    def _settled(self, ns: list[str], table: CatalogTable) -> CatalogTable:
+        """``table`` (read again if need be) once its latest version's manifest is in place.
+
+        A commit is granted first and its manifest copied into ``_versions/`` right
+        after (:meth:`_commit_versions`).  A reader answered the latest version in
+        between finds no manifest there, and pylance takes a table whose latest
+        manifest is missing for a new one: an append then commits a fresh dataset
+        as the next version, and every earlier row is gone from the table.  So the
+        reads that answer the latest version wait the copy out (a failed copy
+        withdraws the version: the history is read again while waiting).
+        """
+        deadline, pause = time.monotonic() + _PUBLISH_WAIT, 0.005
+        opts = self._table_storage_options(table)
+        while True:
+            history = self._versions(ns, table)
+            try:
+                if not history or tables.manifest_in_place(table.location, opts, history[-1]):
+                    return table
+            except OSError:  # storage cannot tell: the read itself answers for it
+                return table
+            if time.monotonic() >= deadline:  # the committer died between grant and copy
+                return table
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
+            table = self._get_table(ns, table.name) or table
+
     def _describe_managed(self, ns, table, resp, request, opts) -> None:
+        table = self._settled(ns, table)
         latest = self._published(ns, table, None)
         resp.managed_versioning = True
         if request.version is not None:
@@ -955,6 +990,8 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
         if found is None:
             return super().describe_table_version(request)
         ns, table = found
+        if request.version is None:
+            table = self._settled(ns, table)
         record = self._published(ns, table, request.version)
         if record is None:
             raise TableVersionNotFoundError(f"table {to_string(ns + [table.name])!r} has no published version yet")
@@ -966,6 +1003,7 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
         if found is None:
             return super().list_table_versions(request)
         ns, table = found
+        table = self._settled(ns, table)
         by_key = {
             f"{(1 << 62) - r['version'] if request.descending else r['version']:020d}": r
             for r in self._versions(ns, table)

@@ -131,6 +131,12 @@ def _filesystem(location: str, storage_options: dict[str, str] | None):
     return fs, path
 
 
+def filesystem(location: str, storage_options: dict[str, str] | None = None):
+    """(pyarrow filesystem, path) for a location, honouring S3 storage options: for
+    files of another format kept beside a table (an Iceberg companion's manifest list)."""
+    return _filesystem(location, storage_options)
+
+
 def remove_data_files(location: str, storage_options: dict[str, str] | None, fragments) -> None:
     """Delete the data files a losing writer wrote (unique names: never the winner's)."""
     for fragment in fragments:

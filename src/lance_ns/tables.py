@@ -374,6 +374,20 @@ def publish_manifest(location: str, opts: dict | None, staging: str, version: in
     return object_store_path(final)
 
 
+def manifest_in_place(location: str, opts: dict | None, record: dict) -> bool:
+    """Whether a published version's manifest (a TableVersion dict) is at its place in
+    ``_versions/`` (its size as recorded, where the record has one)."""
+    import pyarrow.fs as pafs
+
+    from .storage import _filesystem, join
+
+    name = str(record["manifest_path"]).rstrip("/").rsplit("/", 1)[-1]
+    fs, path = _filesystem(join(location, "_versions", name), opts)
+    info = fs.get_file_info(path)
+    size = record.get("manifest_size")
+    return info.type == pafs.FileType.File and (size is None or info.size == size)
+
+
 def set_aside_unpublished(location: str, opts: dict | None, is_published) -> list[int]:
     """Set aside every manifest in ``_versions/`` whose version ``is_published(v)`` denies;
     the versions set aside.  Lance numbers a new commit after the newest manifest in

@@ -4,6 +4,7 @@
 
     python -m tests.managed.appender dir ROOT TABLE WRITER N
     python -m tests.managed.appender rest URI TABLE WRITER N   # pylance's own RestNamespace
+    python -m tests.managed.appender iceberg PROPS_JSON WH.NS.TABLE WRITER N   # impl iceberg
 
 A commit the namespace refuses (it lost a race: code 14, wrapped by pylance) is
 retried with the same values: the namespace never published it, so a retry
@@ -12,6 +13,7 @@ cannot duplicate rows -- the test checks that it did not.
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 
@@ -26,6 +28,10 @@ def connect(kind: str, where: str):
         import lance_ns
 
         return lance_ns.connect("dir", {"root": where})
+    if kind == "iceberg":
+        import lance_ns
+
+        return lance_ns.connect("iceberg", json.loads(where))
     import lance.namespace
 
     return lance.namespace.RestNamespace(uri=where)
@@ -38,7 +44,8 @@ def main(kind: str, where: str, table: str, writer: str, n: int) -> None:
         values = [f"{writer}-{i}-{j}" for j in range(3)]
         for attempt in range(ATTEMPTS):
             try:
-                ds = lance.write_dataset(pa.table({"v": values}), namespace_client=ns, table_id=[table], mode="append")
+                ds = lance.write_dataset(pa.table({"v": values}), namespace_client=ns, table_id=table.split("."),
+                                         mode="append")
                 break
             except Exception as e:  # noqa: BLE001 - a refused commit: retried, reported if it never lands
                 last = e

@@ -40,12 +40,18 @@ duplicate create and ``[]`` when listing a missing namespace: existence is
 checked first).  ListTables must load each table's metadata to see
 ``table_type`` (~10 ms a table): a page of ``limit`` tables loads, on a thread
 pool, only the tables that page needs (see ``_lance_table_page``).
+
+Implementation-managed tables keep their version history in the companion's
+properties like every catalog's; an Iceberg commit cannot require properties, so
+each commit also moves ``main`` to a snapshot of its own under
+``assert-ref-snapshot-id`` (``_WarehouseCatalog.swap_properties``).
 """
 
 from __future__ import annotations
 
 import bisect
 import dataclasses
+import json
 import re
 import threading
 import time
@@ -55,11 +61,24 @@ from urllib.parse import urlparse
 import pydantic
 import requests
 from pyiceberg import exceptions as ice
-from pyiceberg.catalog.rest import PREFIX, Capability, Endpoints, RestCatalog, TableResponse
+from pyiceberg.catalog.rest import PREFIX, Capability, Endpoint, Endpoints, HttpMethod, RestCatalog, TableResponse
 from pyiceberg.catalog.rest.auth import AuthManager, AuthManagerAdapter
 from pyiceberg.catalog.rest.response import TokenResponse, _handle_non_200_response
 from pyiceberg.io import FileIO
 from pyiceberg.schema import Schema
+from pyiceberg.table import CommitTableRequest, TableIdentifier
+from pyiceberg.table.metadata import _generate_snapshot_id
+from pyiceberg.table.refs import MAIN_BRANCH, SnapshotRefType
+from pyiceberg.table.snapshots import Operation, Snapshot, Summary
+from pyiceberg.table.update import (
+    AddSnapshotUpdate,
+    AssertRefSnapshotId,
+    AssertTableUUID,
+    RemovePropertiesUpdate,
+    RemoveSnapshotsUpdate,
+    SetPropertiesUpdate,
+    SetSnapshotRefUpdate,
+)
 from pyiceberg.types import NestedField, StringType
 from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
@@ -87,6 +106,26 @@ from ..errors import (
 #: the companion table's schema (the spec's single nullable string column)
 DUMMY_SCHEMA = Schema(NestedField(field_id=1, name="dummy", field_type=StringType(), required=False))
 TOKEN_PATH = "/v1/oauth/tokens"
+#: the one (empty) manifest list every lance-ns snapshot of a companion table names,
+#: under the table's Iceberg ``metadata/`` directory
+EMPTY_MANIFEST_LIST = "metadata/lance-ns-empty-manifest-list.avro"
+#: the REST spec's multi-table commit (atomic), used only where a server advertises it
+TRANSACTIONS_COMMIT = "transactions/commit"
+COMMIT_TRANSACTION = Endpoint(http_method=HttpMethod.POST, path=f"/v1/{{prefix}}/{TRANSACTIONS_COMMIT}")
+
+
+@dataclasses.dataclass
+class _Companion(CatalogTable):
+    """A companion table as loaded, with the state a commit of it is conditioned on."""
+
+    uuid: str | None = None
+    #: the snapshot the ``main`` branch points at (None: no snapshot yet)
+    main_snapshot: int | None = None
+    #: that snapshot's parent (a commit answered ambiguously is found through it)
+    main_parent: int | None = None
+    last_sequence_number: int = 0
+    schema_id: int | None = None
+    format_version: int = 2
 
 
 class _Adapter(HTTPAdapter):
@@ -218,11 +257,117 @@ class _WarehouseCatalog(RestCatalog):
         except requests.HTTPError as exc:
             self._remember(identifier, None)
             _handle_non_200_response(exc, {404: ice.NoSuchTableError})
-        meta = TableResponse.model_validate_json(response.text).metadata
-        table = CatalogTable(name=identifier[-1], location=meta.location, properties=dict(meta.properties))
+        table = _companion(identifier[-1], TableResponse.model_validate_json(response.text).metadata)
         etag = response.headers.get("ETag")
         self._remember(identifier, (etag, dataclasses.replace(table, properties=dict(table.properties))) if etag else None)
         return table
+
+    def swap_properties(self, changes: list[tuple[tuple[str, ...], _Companion, dict[str, str]]]) -> bool:
+        """Commit each table's new ``properties`` iff every table is still as read, atomically.
+
+        Each table's change is an Iceberg commit that adds a snapshot on ``main``
+        under the requirements ``assert-table-uuid`` and ``assert-ref-snapshot-id``
+        (main = the snapshot read), so of two commits built on one read the server
+        grants one and answers the other 409 CommitFailedException (False here).
+        One table goes to its update endpoint; several go together to
+        ``POST /v1/{prefix}/transactions/commit``, which the REST spec makes atomic,
+        and only where the server advertises it in its config's ``endpoints``.
+
+        The snapshot changes no Iceberg data (operation ``replace``, the shared empty
+        manifest list) and replaces its parent (``remove-snapshots``), so a companion
+        keeps one snapshot however many commits it takes.  When the answer is lost
+        (timeout, 5xx) the tables are read again: the commit took effect iff its
+        snapshots are on ``main`` (or parents of the ones there).
+        """
+        if len(changes) == 1:
+            self._check_endpoint(Capability.V1_UPDATE_TABLE)
+            identifier = changes[0][0]
+            url = self.url(Endpoints.update_table, prefixed=True, **self._split_identifier_for_path(identifier))
+        else:
+            self._check_endpoint(COMMIT_TRANSACTION)
+            url = self.url(TRANSACTIONS_COMMIT, prefixed=True)
+        requests_, snapshots = [], []
+        for identifier, read, properties in changes:
+            request, snapshot_id = self._change(identifier, read, properties)
+            requests_.append(request)
+            snapshots.append(snapshot_id)
+        if len(changes) == 1:
+            body = requests_[0].model_dump_json()
+        else:  # the spec's CommitTransactionRequest
+            body = json.dumps({"table-changes": [json.loads(r.model_dump_json()) for r in requests_]})
+        try:
+            response = self._session.post(url, data=body.encode(), headers={"Content-Type": "application/json"})
+        except (requests.Timeout, requests.ConnectionError):
+            if self._landed(changes, snapshots):
+                return True
+            raise
+        if response.status_code == 409:
+            return False
+        try:
+            response.raise_for_status()
+        except requests.HTTPError as exc:
+            if response.status_code >= 500 and self._landed(changes, snapshots):
+                return True
+            _handle_non_200_response(exc, {404: ice.NoSuchTableError})
+        return True
+
+    def _change(self, identifier: tuple[str, ...], read: _Companion, properties: dict[str, str]):
+        """(CommitTableRequest, its new snapshot id): ``properties`` conditioned on ``read``."""
+        snapshot_id = _generate_snapshot_id()
+        manifest_list = storage.join(read.location or "", EMPTY_MANIFEST_LIST)
+        if read.main_snapshot is None:  # the table's first lance-ns snapshot
+            self._owner._write_empty_manifest_list(read, manifest_list, snapshot_id)
+        snapshot = Snapshot(
+            snapshot_id=snapshot_id,
+            parent_snapshot_id=read.main_snapshot,
+            sequence_number=read.last_sequence_number + 1,
+            timestamp_ms=int(time.time() * 1000),
+            manifest_list=manifest_list,
+            summary=Summary(Operation.REPLACE),
+            schema_id=read.schema_id,
+        )
+        updates: list = [
+            AddSnapshotUpdate(snapshot=snapshot),
+            SetSnapshotRefUpdate(ref_name=MAIN_BRANCH, type=SnapshotRefType.BRANCH, snapshot_id=snapshot_id),
+        ]
+        if read.main_snapshot is not None:
+            updates.append(RemoveSnapshotsUpdate(snapshot_ids=[read.main_snapshot]))
+        changed = {k: v for k, v in properties.items() if read.properties.get(k) != v}
+        removed = [k for k in read.properties if k not in properties]
+        if changed:
+            updates.append(SetPropertiesUpdate(updates=changed))
+        if removed:
+            updates.append(RemovePropertiesUpdate(removals=removed))
+        request = CommitTableRequest(
+            identifier=TableIdentifier(namespace=list(identifier[:-1]), name=identifier[-1]),
+            requirements=(AssertTableUUID(uuid=read.uuid),
+                          AssertRefSnapshotId(ref=MAIN_BRANCH, snapshot_id=read.main_snapshot)),
+            updates=tuple(updates),
+        )
+        return request, snapshot_id
+
+    def _landed(self, changes, snapshots: list[int]) -> bool:
+        """Whether a commit whose answer was lost took effect: every table's snapshot is on
+        main, or a later commit built on it (True); every table is untouched (False: the
+        caller raises the failure).  Raises when the tables cannot tell."""
+        landed = []
+        for (identifier, read, _), snapshot_id in zip(changes, snapshots):
+            now = self.load_entry(identifier)
+            if snapshot_id in (now.main_snapshot, now.main_parent):
+                landed.append(True)
+            elif now.main_snapshot == read.main_snapshot:
+                landed.append(False)
+            else:
+                landed.append(None)
+        if all(landed):
+            return True
+        if not any(landed) and None not in landed:
+            return False
+        names = ", ".join(repr(".".join(i)) for i, _, _ in changes)
+        raise ServiceUnavailableError(
+            f"the commit of {names} got no answer and the tables have moved on since; whether it took "
+            "effect is unknown: read the tables' versions before retrying"
+        )
 
     def _remember(self, identifier: tuple[str, ...], entry: tuple[str, CatalogTable] | None) -> None:
         with self._remembered_lock:
@@ -246,16 +391,31 @@ class _WarehouseCatalog(RestCatalog):
         self._owner._auth.force_refresh()
 
 
+def _companion(name: str, meta) -> _Companion:
+    """The catalog entry of a loaded companion table (pyiceberg TableMetadata)."""
+    main = meta.refs.get(MAIN_BRANCH)
+    head = meta.snapshot_by_id(main.snapshot_id) if main else None
+    return _Companion(
+        name=name,
+        location=meta.location,
+        properties=dict(meta.properties),
+        uuid=str(meta.table_uuid),
+        main_snapshot=main.snapshot_id if main else None,
+        main_parent=head.parent_snapshot_id if head else None,
+        last_sequence_number=getattr(meta, "last_sequence_number", 0) or 0,
+        schema_id=meta.current_schema_id,
+        format_version=meta.format_version,
+    )
+
+
 _BARE_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://$")
 
 
 class IcebergRestNamespace(CatalogNamespace):
     supports_cascade = False  # the spec: only Restrict drops
-    supports_managed_versioning = False
-    managed_refusal = (
-        "an Iceberg REST commit can only require table state (uuid, schema, refs), not properties, "
-        "and lance-ns does not yet commit table versions through it"
-    )
+    #: implementation-managed tables: the history lives in the companion's properties,
+    #: committed with ``assert-ref-snapshot-id`` on a snapshot of its own (see swap_properties)
+    supports_managed_versioning = True
     drop_missing_ok = True  # the spec: DropNamespace is idempotent
     location_suffix = ""  # {root}/{warehouse}/{namespace...}/{table}
 
@@ -446,6 +606,54 @@ class IcebergRestNamespace(CatalogNamespace):
                     raise TableNotFoundError(f"table {to_string(ns + [table.name])!r} does not exist") from None
                 raise
         self._remove_entry(ns, table)
+
+    # -- implementation-managed tables -----------------------------------------------
+    def _swap_table_properties(self, ns, table, properties):
+        return self._swap([(ns, table, properties)])
+
+    def _add_versions(self, items):
+        """Several tables in one commit: the server's multi-table transaction, atomic
+        (where it advertises one; else code 0, as on catalogs without one)."""
+        if len(items) == 1:
+            return super()._add_versions(items)
+        return self._swap([(ns, table, self._with_history(table, self._versions(ns, table) + records))
+                           for ns, table, records in items])
+
+    def _swap(self, changes) -> bool:
+        warehouses = {ns[0] for ns, _, _ in changes}
+        if len(warehouses) > 1:
+            raise UnsupportedOperationError("an Iceberg REST transaction commits tables of one warehouse only")
+        cat = self._catalog(warehouses.pop())
+        if len(changes) > 1 and COMMIT_TRANSACTION not in cat._supported_endpoints:
+            raise UnsupportedOperationError(
+                f"the Iceberg REST server {self.endpoint} does not advertise the multi-table commit "
+                f"(POST /v1/{{prefix}}/{TRANSACTIONS_COMMIT}) in its config's endpoints, so several tables "
+                "cannot be committed atomically; commit them one at a time"
+            )
+        for ns, table, _ in changes:
+            if not isinstance(table, _Companion):  # every table object read here is one
+                raise InternalError(f"table {to_string(ns + [table.name])!r} was not read from the catalog")
+        return cat.swap_properties([((*ns[1:], table.name), table, props) for ns, table, props in changes])
+
+    def _write_empty_manifest_list(self, table: _Companion, location: str, snapshot_id: int) -> None:
+        """The valid, empty manifest list the companion's snapshots name (an Iceberg
+        engine reading the companion table reads no rows rather than a missing file),
+        written by pyiceberg's manifest-list writer at the table's first snapshot."""
+        from pyiceberg.io.pyarrow import PyArrowFile
+        from pyiceberg.manifest import write_manifest_list
+
+        fs, path = storage.filesystem(location, self._table_storage_options(table))
+        if not storage.is_uri(location):  # a local table's directory may not exist yet
+            fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
+        with write_manifest_list(
+            format_version=table.format_version,  # type: ignore[arg-type]
+            output_file=PyArrowFile(location, path, fs),
+            snapshot_id=snapshot_id,
+            parent_snapshot_id=None,
+            sequence_number=table.last_sequence_number + 1,
+            avro_compression="null",
+        ):
+            pass  # no manifests: the companion table holds no Iceberg data
 
     # -- errors ------------------------------------------------------------------------
     def translate_error(self, exc):

@@ -94,8 +94,10 @@ class UnityNamespace(CatalogNamespace):
     supports_cascade = False  # the spec: only Restrict drops
     supports_managed_versioning = False
     managed_refusal = (
-        "Unity Catalog's API has no conditional table update (no version or etag precondition on a "
-        "table), so two commits could both win"
+        "Unity Catalog's API cannot update a table at all (/tables/{full_name} answers GET and DELETE "
+        "only; a table's properties are fixed at creation), let alone conditionally, so no version could be "
+        "granted once; its one compare-and-swap, the experimental Delta commit coordinator "
+        "(/delta/preview/commits), coordinates commits of Delta tables, not of Lance tables"
     )
     default_root = "/tmp/lance"
 
