@@ -6,6 +6,7 @@ of a real Hive Metastore (the conftest's one session and catalogs)."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import lance
 import pyarrow as pa
@@ -82,3 +83,8 @@ def test_concurrent_commit_fails_the_statement(spark, catalog, db, tmp_path):
         spark.sql(f"UPDATE {t} SET x = concurrent_writer(x) + 10")
     assert os.path.exists(marker)
     assert rows(spark.table(t)) == [(1,), (2,), (100,)]
+    # the failed statement's data files were deleted: only committed fragments' files remain
+    dataset = lance.dataset(uri)
+    committed = {f.path for fragment in dataset.get_fragments() for f in fragment.metadata.files}
+    on_disk = {p.name for p in (Path(uri.removeprefix("file://")) / "data").iterdir()}
+    assert on_disk == committed
