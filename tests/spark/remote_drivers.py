@@ -6,6 +6,7 @@ Spark Connect client switches pyspark into remote mode for the whole process
 
     python tests/spark/remote_drivers.py cluster spark://127.0.0.1:P ROOT ROWS
     python tests/spark/remote_drivers.py connect sc://127.0.0.1:P
+    python tests/spark/remote_drivers.py connect_where sc://127.0.0.1:P
 
 Each prints one ``RESULT <json>`` line for the test to check.
 """
@@ -99,5 +100,20 @@ def connect(url: str) -> None:
     spark.stop()
 
 
+def connect_where(url: str) -> None:
+    """A Spark Connect client: a catalog table written and read, and where the server ran the read's tasks."""
+    from pyspark.sql import SparkSession
+    from pyspark.sql import functions as F
+
+    spark = SparkSession.builder.remote(url).getOrCreate()
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lake.placement")
+    spark.sql("CREATE OR REPLACE TABLE lake.placement.t AS SELECT id FROM range(0, 4, 1, 2)")
+    where = F.udf(lambda _: json.dumps(where_am_i(None)), "string")
+    got = spark.table("lake.placement.t").repartition(2).select("id", where("id").alias("at")).collect()
+    result = {"rows": sorted(r.id for r in got), "tasks": [json.loads(r.at) for r in got]}
+    print("RESULT " + json.dumps(result), flush=True)
+    spark.stop()
+
+
 if __name__ == "__main__":
-    {"cluster": cluster, "connect": connect}[sys.argv[1]](*sys.argv[2:])
+    {"cluster": cluster, "connect": connect, "connect_where": connect_where}[sys.argv[1]](*sys.argv[2:])

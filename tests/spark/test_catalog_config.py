@@ -112,3 +112,17 @@ def test_spark_finds_the_python_source_by_itself():
     import pyspark_lance_ns
 
     assert pyspark_lance_ns.DefaultSource.name() == "lance_python"
+
+
+def test_register_keeps_the_statically_registered_source(spark):
+    """register() does not register lance_python again over the source Spark
+    found by itself (which made every session log that it 'replaced a
+    statically registered data source')."""
+    from lance_ns.spark import register
+
+    manager = spark._jsparkSession.sessionState().dataSourceManager()
+    identity = spark._jvm.java.lang.System.identityHashCode
+    assert manager.dataSourceExists("lance_python")
+    before = identity(manager.lookupDataSource("lance_python"))
+    assert register(spark) is True  # the jar's lance, and lance_python kept
+    assert identity(manager.lookupDataSource("lance_python")) == before

@@ -43,8 +43,11 @@ def spark_cluster(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def spark_connect(tmp_path_factory):
-    """A Spark Connect server whose catalog ``lake`` is a directory namespace."""
+def spark_connect(tmp_path_factory, spark_cluster):
+    """A Spark Connect server whose catalog ``lake`` is a directory namespace,
+    a driver on the standalone cluster: its SQL runs on the workers' executors.
+    It holds the cluster's cores while it lives, so tests using it come after
+    the other cluster tests (file order)."""
     _need_java()
     from lance_ns.spark.jar import jar_path
     from lance_ns.spark.session import submit_conf
@@ -53,7 +56,9 @@ def spark_connect(tmp_path_factory):
     root = tmp_path_factory.mktemp("connect-lake")
     # what `python -m lance_ns.spark.bridge --catalog lake impl=dir root=...` prints
     conf = {**submit_conf({"lake": {"impl": "dir", "root": str(root)}}), "spark.sql.session.timeZone": "UTC"}
-    with SparkConnectServer(tmp_path_factory.mktemp("spark-connect"), conf, [jar_path()]) as server:
+    conf.update({"spark.executor.memory": "512m", "spark.cores.max": "2"})  # two 1 GiB, 1-core workers
+    workdir = tmp_path_factory.mktemp("spark-connect")
+    with SparkConnectServer(workdir, conf, [jar_path()], master=spark_cluster.url) as server:
         server.lake = root
         yield server
 
@@ -121,3 +126,16 @@ def test_spark_connect_client_runs_sql_through_the_catalog(spark_connect, spark)
     ns = lance_ns.connect("dir", {"root": str(spark_connect.lake)})
     table = lance.dataset(namespace_client=ns, table_id=["db", "t"]).to_table().sort_by("id")
     assert [list(row.values()) for row in table.to_pylist()] == remote["results"]["select"]
+
+
+def test_spark_connect_sql_runs_on_the_cluster(spark_connect, spark_cluster):
+    """The Connect server's queries run in executor JVMs the workers started
+    (each fetched the bridge jar), not in the server's own process."""
+    placed = run_driver("connect_where", spark_connect.url)
+    assert placed["rows"] == [0, 1, 2, 3]  # the catalog table the client created, read back
+    executor_jvms = {task["jvm_pid"] for task in placed["tasks"]}
+    assert None not in executor_jvms and spark_connect.server.pid not in executor_jvms, placed
+    apps = [a for a in spark_cluster.status()["activeapps"] if a["name"] == "Spark Connect server"]
+    assert len(apps) == 1 and apps[0]["cores"] >= 1, spark_cluster.status()["activeapps"]
+    fetched = [p.name for p in spark_cluster.workdir.glob(f"worker-*/{apps[0]['id']}/*/*.jar")]
+    assert any(name.startswith("lance-ns-spark-") for name in fetched), fetched

@@ -157,6 +157,8 @@ class _WriteSpec:
     max_rows_per_file: int | None = None
     data_storage_version: str | None = None
     job: JobFiles | None = None  # batch jobs: where tasks record their files
+    #: the version whose rows this write replaces (``replaceVersion``)
+    replaces: int | None = None
 
     def write(self, batches: Iterator[pa.RecordBatch]) -> LanceCommitMessage:
         from lance.fragment import write_fragments
@@ -175,7 +177,8 @@ class _WriteSpec:
             reader,
             self.ref.uri,
             schema=self.target,
-            mode="overwrite" if self.overwrite else "append",
+            # a replacement's fragments keep the table's field ids (append mode)
+            mode="overwrite" if self.overwrite and self.replaces is None else "append",
             storage_options=self.ref.storage_options or None,
             **kwargs,
         )
@@ -189,13 +192,32 @@ class _WriteSpec:
         from lance.fragment import FragmentMetadata
 
         frags = [FragmentMetadata.from_json(j) for m in messages if m is not None for j in m.fragments]
-        if self.overwrite or read_version is None:
+        if self.replaces is not None:
+            op, read_version = self._replacement(frags), self.replaces
+        elif self.overwrite or read_version is None:
             op = lance.LanceOperation.Overwrite(self.target, frags)
         else:
             op = lance.LanceOperation.Append(frags)
         tx = lance.Transaction(read_version=read_version or 0, operation=op, transaction_properties=properties)
         return lance.LanceDataset.commit(self.ref.uri, tx, storage_options=self.ref.storage_options or None,
                                          **self.ref.commit_options())
+
+    def _replacement(self, frags):
+        """The commit replacing every row of version ``replaces`` with
+        ``frags``: refused with code 14 if a later version exists; an Update
+        removing that version's fragments, so Lance's own conflict check
+        also refuses a rewrite or delete committed in the moment between."""
+        import lance
+
+        latest = self.ref.open()
+        if latest.version != self.replaces:
+            raise error(
+                "ConcurrentModificationError",
+                f"table {self.ref.uri} changed while this statement ran (it read version {self.replaces}, "
+                f"version {latest.version} is now the latest; code 14): nothing was written, run it again",
+            )
+        removed = [f.fragment_id for f in latest.get_fragments()]
+        return lance.LanceOperation.Update(removed_fragment_ids=removed, new_fragments=frags)
 
     def delete_files(self, messages) -> None:
         """Delete the data files of uncommitted fragments (best effort per file)."""
@@ -204,11 +226,14 @@ class _WriteSpec:
             delete_data_files(open_session(self.ref.uri, self.ref.storage_options), paths)
 
 
-def _write_target(ref: TableRef, schema: StructType, overwrite: bool) -> tuple[pa.Schema, int | None]:
-    """The Arrow schema fragments are written with, and the version read."""
+def _write_target(
+    ref: TableRef, schema: StructType, overwrite: bool, replaces: int | None = None
+) -> tuple[pa.Schema, int | None]:
+    """The Arrow schema fragments are written with, and the version read (a
+    replacement writes the table's schema at the version it replaces)."""
     incoming = arrow_target(schema)
-    version = latest_version(ref)
-    if version is None or overwrite:
+    version = latest_version(ref) if replaces is None else replaces
+    if version is None or (overwrite and replaces is None):
         return incoming, version
     table = ref.open(version).schema
     if sorted(table.names) != sorted(incoming.names):
@@ -404,14 +429,18 @@ class LanceDataSource(DataSource):
         )
 
     def _write_spec(self, schema: StructType, overwrite: bool):
-        ref, declared = self._ref(create=True)
-        target, version = _write_target(ref, schema, overwrite)
+        replaces = self.opts.replace_version
+        if replaces is not None and not overwrite:
+            raise error("InvalidInputError", "option 'replaceVersion' needs an overwrite")
+        ref, declared = self._ref(create=replaces is None)
+        target, version = _write_target(ref, schema, overwrite, replaces)
         spec = _WriteSpec(
             ref=ref,
             target=target,
             overwrite=overwrite,
             max_rows_per_file=self.opts.max_rows_per_file,
             data_storage_version=self.opts.data_storage_version,
+            replaces=replaces,
         )
         return spec, version, declared
 
@@ -476,7 +505,8 @@ def register(spark, *, warn: bool = True) -> bool:
     without the jar gets a warning (once per process) naming the settings
     that give it the JVM read path, unless ``LANCE_NS_SPARK_BRIDGE=0``.
     """
-    spark.dataSource.register(LancePythonDataSource)
+    if not _python_source_registered(spark, LancePythonDataSource.name()):
+        spark.dataSource.register(LancePythonDataSource)
     try:
         spark.dataSource.register(LanceDataSource)
     except Exception as exc:  # noqa: BLE001 - pyspark raises AnalysisException
@@ -491,6 +521,19 @@ def register(spark, *, warn: bool = True) -> bool:
     if warn:
         _warn_python_path()
     return False
+
+
+def _python_source_registered(spark, name: str) -> bool:
+    """Whether the session already has the Python data source ``name``: the
+    ``pyspark_lance_ns`` module registers ``lance_python`` statically in any
+    session whose Python has lance-ns, and registering it again makes Spark
+    log that it replaced a statically registered source.  A session without
+    a JVM here (a Spark Connect client) cannot ask: it registers (its server
+    logs the replacement, the client sees nothing)."""
+    jsession = getattr(spark, "_jsparkSession", None)
+    if jsession is None:
+        return False
+    return bool(jsession.sessionState().dataSourceManager().dataSourceExists(name))
 
 
 _warned_python_path = False

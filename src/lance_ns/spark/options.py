@@ -89,6 +89,9 @@ class SourceOptions:
     starting_version: str | None = None
     ignore_changes: bool = False
     stream_id: str | None = None
+    #: overwrite by replacing exactly this version's rows, failing with code 14
+    #: if the table has a later version (the catalog's UPDATE / MERGE INTO)
+    replace_version: int | None = None
 
     @classmethod
     def parse(cls, options: Mapping[str, object]) -> SourceOptions:
@@ -153,6 +156,7 @@ class SourceOptions:
             starting_version=text("startingVersion"),
             ignore_changes=boolean("ignoreChanges"),
             stream_id=text("streamId") or text("checkpointLocation"),
+            replace_version=integer("replaceVersion"),
         )
 
     def table_id(self) -> list[str]:

@@ -11,12 +11,19 @@ import java.util.Set;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.SupportsDelete;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.SupportsRowLevelOperations;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableCapability;
 import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.RowLevelOperation;
+import org.apache.spark.sql.connector.write.RowLevelOperationBuilder;
+import org.apache.spark.sql.connector.write.RowLevelOperationInfo;
+import org.apache.spark.sql.connector.write.SupportsTruncate;
+import org.apache.spark.sql.connector.write.Write;
 import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceV2;
 import org.apache.spark.sql.sources.AlwaysTrue;
@@ -28,11 +35,12 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * A table of {@link LanceCatalog}: reads on the JVM path (the scan of
  * {@link LanceProvider}: column pruning, filter pushdown, COUNT(*) from
  * metadata, statistics), writes through the Python source, DELETE as one
- * Lance delete.  {@code options} address the table for both paths (the
+ * Lance delete, UPDATE and MERGE INTO as a group-based copy-on-write
+ * ({@link CopyOnWrite}).  {@code options} address the table for both paths (the
  * catalog's namespace configuration and the identifier, and a version for
  * time travel); without a version each query plans at the latest one.
  */
-final class LanceCatalogTable implements SupportsRead, SupportsWrite, SupportsDelete {
+final class LanceCatalogTable implements SupportsRead, SupportsWrite, SupportsDelete, SupportsRowLevelOperations {
   private final LanceCatalog catalog;
   private final Identifier ident;
   private final StructType schema;
@@ -92,12 +100,19 @@ final class LanceCatalogTable implements SupportsRead, SupportsWrite, SupportsDe
 
   @Override
   public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+    return pythonWriteBuilder(info, Map.of());
+  }
+
+  /** The Python source's write of this table, with {@code extra} options over the table's and the query's. */
+  private WriteBuilder pythonWriteBuilder(LogicalWriteInfo info, Map<String, String> extra) {
     if (options.containsKey("version")) {
       throw new UnsupportedOperationException(
           "cannot write to " + name() + " at a fixed version (VERSION/TIMESTAMP AS OF)");
     }
     LanceProvider.requireRegistered(source);
-    CaseInsensitiveStringMap writeOptions = merged(info.options());
+    Map<String, String> all = new HashMap<>(merged(info.options()));
+    all.putAll(extra);
+    CaseInsensitiveStringMap writeOptions = new CaseInsensitiveStringMap(all);
     return ((SupportsWrite) python).newWriteBuilder(new LogicalWriteInfo() {
       @Override
       public CaseInsensitiveStringMap options() {
@@ -124,6 +139,76 @@ final class LanceCatalogTable implements SupportsRead, SupportsWrite, SupportsDe
         return info.metadataSchema();
       }
     });
+  }
+
+  // ------------------------------------------------------ UPDATE / MERGE INTO
+
+  /**
+   * UPDATE, MERGE INTO (and a DELETE whose condition Lance cannot take):
+   * Spark's group-based row-level operation with one group, the table.  The
+   * scan reads every row of the version this statement loaded, Spark
+   * computes the table's new rows (unchanged rows included, MERGE's
+   * cardinality check its own), and the write replaces that version's
+   * fragments in one Lance commit; if any commit came after that version
+   * the statement fails with ConcurrentModificationError (code 14) and
+   * writes nothing, so no update is silently lost.
+   */
+  @Override
+  public RowLevelOperationBuilder newRowLevelOperationBuilder(RowLevelOperationInfo info) {
+    if (options.containsKey("version")) {
+      throw new UnsupportedOperationException(
+          "cannot change " + name() + " at a fixed version (VERSION/TIMESTAMP AS OF)");
+    }
+    long version = Long.parseLong(properties.get("lance.version"));
+    return () -> new CopyOnWrite(info.command(), version);
+  }
+
+  private final class CopyOnWrite implements RowLevelOperation {
+    private final Command command;
+    private final long version;
+
+    CopyOnWrite(Command command, long version) {
+      this.command = command;
+      this.version = version;
+    }
+
+    @Override
+    public Command command() {
+      return command;
+    }
+
+    @Override
+    public String description() {
+      return command + " of " + name() + " at version " + version + " (copy-on-write)";
+    }
+
+    /**
+     * Every row at the version: no filter is taken (a group is the whole
+     * table, and rows the condition does not match are written back).
+     */
+    @Override
+    public ScanBuilder newScanBuilder(CaseInsensitiveStringMap query) {
+      ScanBuilder all = new LanceProvider.LanceScanBuilder(schema, version, merged(query), source, (SupportsRead) python);
+      return new ScanBuilder() {
+        @Override
+        public Scan build() {
+          return all.build();
+        }
+      };
+    }
+
+    /** The Python source's overwrite, replacing exactly the version read, fed row by row ({@link BufferedWrite}). */
+    @Override
+    public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+      WriteBuilder replace = ((SupportsTruncate) pythonWriteBuilder(
+          info, Map.of("replaceVersion", Long.toString(version)))).truncate();
+      return new WriteBuilder() {
+        @Override
+        public Write build() {
+          return new BufferedWrite(replace.build());
+        }
+      };
+    }
   }
 
   // ------------------------------------------------------------------- DELETE
