@@ -149,39 +149,47 @@ def test_an_alter_failing_midway_is_undone_under_the_locks(hive2, db, raw, monke
     assert published(hive2, a) == [1, 2] and published(hive2, b) == [1, 2]
 
 
-def test_concurrent_appenders_lose_no_commit(hive2, db):
-    """Writers appending through one client at once: each refused commit (code 14,
-    wrapped by pylance) is retried; every acknowledged append is there exactly once
-    and the versions run 1..n without gap or duplicate."""
+def test_concurrent_appenders_lose_no_commit(metastore, hive2, db):
+    """Writers with clients of their own append at once (a barrier before each append):
+    a commit that loses a race is refused (14) and pylance retries it; every
+    acknowledged append is there exactly once and the versions run 1..n without gap
+    or duplicate."""
     tid = managed_table(hive2, db, "t")
-    writers, appends = 3, 2
+    writers, appends = 3, 1
+    clients = [lance_ns.connect("hive2", {"uri": metastore.uri}) for _ in range(writers)]
+    barrier = threading.Barrier(writers, timeout=60)
     acked, failures = [], []
 
     def writer(w: int) -> None:
         for i in range(appends):
             value = f"w{w}-{i}"
-            for _ in range(40):
+            barrier.wait()
+            for _ in range(20):
                 try:
-                    lance.write_dataset(rows(value), namespace_client=hive2, table_id=tid, mode="append")
+                    lance.write_dataset(rows(value), namespace_client=clients[w], table_id=tid, mode="append")
                     acked.append(value)
                     break
-                except Exception as e:  # noqa: BLE001 - a lost race: retried
+                except Exception as e:  # noqa: BLE001 - a lost race pylance gave up on: retried
                     last = e
             else:
                 failures.append(repr(last))
 
     threads = [threading.Thread(target=writer, args=(w,)) for w in range(writers)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(120)
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+    finally:
+        for c in clients:
+            c.close()
     assert not failures, failures
     n = writers * appends + 1
     assert published(hive2, tid) == list(range(1, n + 1))
     assert values(hive2, tid) == sorted(["seed", *acked])
-    fresh = lance_ns.connect("hive2", {"uri": hive2.properties["uri"]})
+    fresh = lance_ns.connect("hive2", {"uri": metastore.uri})
     try:
-        assert fresh.describe_table({"id": tid}).version == n
+        assert fresh.describe_table({"id": tid}).version == n  # a fresh connection sees the same latest
     finally:
         fresh.close()
 
