@@ -206,11 +206,25 @@ class _HiveBase(CatalogNamespace):
         """One ``alter_table`` with the new name (and database): HMS renames in one
         metastore transaction.  The storage descriptor keeps its location, and HMS
         moves no data of an EXTERNAL_TABLE; it would move a MANAGED_TABLE's directory
-        when that is ``<database location>/<name>``, so such a rename is refused."""
+        when that is ``<database location>/<name>``, so such a rename is refused.
+
+        Where the metastore grants locks, the rename holds the table's EXCLUSIVE lock:
+        racing renames of one table then have one winner (the others find it gone, 4),
+        and a rename never lands between a managed commit's check and its alter."""
         _check_hive_name(new_name)
         if self._catalog_of(ns) != self._catalog_of(new_ns):
             raise InvalidInputError("the Hive metastore renames tables within one catalog only")
+        if self.supports_managed_versioning:
+            self._under_table_locks([(ns[-1], table.name)], lambda _: self._rename_now(ns, table, new_ns, new_name))
+        else:
+            self._rename_now(ns, table, new_ns, new_name)
+
+    def _rename_now(self, ns, table, new_ns, new_name):
         old = self._call("get_table", self._db_name(ns), table.name)
+        if _location_out(old.sd.location) != table.location:
+            raise ConcurrentModificationError(
+                f"table {to_string(ns + [table.name])!r} was replaced concurrently; not renaming the new one"
+            )
         if (old.tableType or "").upper() == MANAGED_TABLE:
             db_location = _location_out(self._call("get_database", self._db_name(ns)).locationUri) or ""
             if _location_out(old.sd.location).rstrip("/") == storage.join(db_location, table.name).rstrip("/"):
