@@ -308,12 +308,13 @@ class _HiveBase(CatalogNamespace):
             deadline = time.monotonic() + self.lock_timeout_s
             pause = LOCK_POLL_FIRST_S
             while lock.state == hms.LockState.WAITING:
-                if time.monotonic() + pause > deadline:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
                     raise ConcurrentModificationError(
                         f"another commit held the metastore lock of {what} for longer than "
                         f"lock.timeout-ms={self.lock_timeout_s * 1000:g}; retry"
                     )
-                time.sleep(pause)
+                time.sleep(min(pause, remaining))
                 pause = min(pause * 2, LOCK_POLL_MAX_S)
                 lock = self._call("check_lock", hms.CheckLockRequest(lockid=lock.lockid))
             if lock.state != hms.LockState.ACQUIRED:
