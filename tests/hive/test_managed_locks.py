@@ -16,6 +16,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import lance
 import pyarrow as pa
@@ -75,7 +76,25 @@ def test_commits_take_and_release_the_table_lock(hive2, db, raw):
     assert locks_in(raw, db) == []  # granted and refused commits alike released their locks
 
 
-def test_a_dead_lock_holder_delays_commits_boundedly_until_the_metastore_reaps_it(metastore, db, raw, tmp_path):
+@pytest.fixture(scope="module")
+def bare_metastore(tmp_path_factory):
+    """A second real metastore, WITHOUT the transaction tables, started in the background
+    (its JVM start overlaps the reaper wait of the dead-holder test, which asks for it
+    first); a test calls ``.result()`` for the started metastore."""
+    bare = HiveMetastore(tmp_path_factory.mktemp("bare-hms"), transactions=False)
+    with ThreadPoolExecutor(1) as pool:
+        started: Future = pool.submit(bare.start)
+        try:
+            yield started
+        finally:
+            started.exception()  # wait for the start to end, then stop what started
+            bare.stop()
+
+
+@pytest.mark.slow  # waits for the metastore to reap the lock: hive.txn.timeout (6 s) and a reaper run
+def test_a_dead_lock_holder_delays_commits_boundedly_until_the_metastore_reaps_it(
+    metastore, db, raw, tmp_path, bare_metastore
+):
     if not isinstance(metastore, HiveMetastore):
         pytest.skip("LANCE_NS_TEST_HMS_URI points at an external metastore whose hive.txn.timeout is unknown")
     ns = lance_ns.connect("hive2", {"uri": metastore.uri, "root": str(tmp_path), "lock.timeout-ms": "500"})
@@ -194,32 +213,32 @@ def test_concurrent_appenders_lose_no_commit(metastore, hive2, db):
         fresh.close()
 
 
-@pytest.mark.slow
-def test_a_metastore_without_transaction_tables_refuses_managed_mode(tmp_path):
+@pytest.mark.slow  # a second metastore (its start overlaps the dead-holder test)
+def test_a_metastore_without_transaction_tables_refuses_managed_mode(bare_metastore, tmp_path):
     """A metastore whose schema DataNucleus made (no TXNS, HIVE_LOCKS, NEXT_LOCK_ID...)
     answers ``lock`` with an internal error: managed mode is refused with code 0 and
     the reason, found with one probe, and everything else works."""
-    with HiveMetastore(tmp_path / "hms", transactions=False) as bare:
-        client, transport = raw_client(bare.host, bare.port)
-        try:
-            with pytest.raises(TApplicationException, match="Internal error processing lock"):
-                client.lock(hms.LockRequest(
-                    component=[hms.LockComponent(type=hms.LockType.EXCLUSIVE, level=hms.LockLevel.TABLE,
-                                                 dbname="default", tablename="t",
-                                                 operationType=hms.DataOperationType.NO_TXN)],
-                    user="test", hostname=socket.gethostname()))
-        finally:
-            transport.close()
-        ns = lance_ns.connect("hive2", {"uri": bare.uri, "root": str(tmp_path / "tables")})
-        try:
-            ns.create_namespace({"id": ["d"]})
-            with pytest.raises(LanceNamespaceError) as e:
-                ns.declare_table({"id": ["d", "m"], "properties": {"managed_versioning": "true"}})
-            assert int(e.value.code) == 0
-            assert "transaction tables" in str(e.value) and "Internal error processing lock" in str(e.value)
-            assert ns.list_tables({"id": ["d"]}).tables == []  # nothing declared
-            assert ns.supports_managed_versioning is False  # the probe's answer, kept
-            lance.write_dataset(rows(1), namespace_client=ns, table_id=["d", "plain"], mode="create")
-            assert values(ns, ["d", "plain"]) == ["1"]  # storage-managed tables work as ever
-        finally:
-            ns.close()
+    bare = bare_metastore.result()
+    client, transport = raw_client(bare.host, bare.port)
+    try:
+        with pytest.raises(TApplicationException, match="Internal error processing lock"):
+            client.lock(hms.LockRequest(
+                component=[hms.LockComponent(type=hms.LockType.EXCLUSIVE, level=hms.LockLevel.TABLE,
+                                             dbname="default", tablename="t",
+                                             operationType=hms.DataOperationType.NO_TXN)],
+                user="test", hostname=socket.gethostname()))
+    finally:
+        transport.close()
+    ns = lance_ns.connect("hive2", {"uri": bare.uri, "root": str(tmp_path / "tables")})
+    try:
+        ns.create_namespace({"id": ["d"]})
+        with pytest.raises(LanceNamespaceError) as e:
+            ns.declare_table({"id": ["d", "m"], "properties": {"managed_versioning": "true"}})
+        assert int(e.value.code) == 0
+        assert "transaction tables" in str(e.value) and "Internal error processing lock" in str(e.value)
+        assert ns.list_tables({"id": ["d"]}).tables == []  # nothing declared
+        assert ns.supports_managed_versioning is False  # the probe's answer, kept
+        lance.write_dataset(rows(1), namespace_client=ns, table_id=["d", "plain"], mode="create")
+        assert values(ns, ["d", "plain"]) == ["1"]  # storage-managed tables work as ever
+    finally:
+        ns.close()
