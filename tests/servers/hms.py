@@ -6,6 +6,11 @@ warehouse under ``workdir``; readiness is a real Thrift call
 (``get_all_databases``).  ``stop()`` kills it by PID, ``restart()`` starts it
 again on the same port over the same Derby database (the fault test).
 
+The metastore grants locks (its lock API, which commits of implementation-managed
+tables are made under): see ``TRANSACTION_CONF``.  ``HiveMetastore(workdir,
+transactions=False)`` is one without the transaction tables, whose ``lock``
+answers an internal error (as a metastore whose schema only DataNucleus made).
+
 ``shared_metastore()`` starts ONE metastore per test process (8-14 s of JVM
 start) on first use and stops it at interpreter exit, so the conformance
 suite (hive2 + hive3) and tests/hive share it.
