@@ -151,6 +151,11 @@ def _shown(properties: dict[str, str] | None) -> dict[str, str]:
     return {k: v for k, v in (properties or {}).items() if k != VERSIONS_KEY}
 
 
+def with_history(table: "CatalogTable", history: list[dict]) -> dict[str, str]:
+    """``table``'s properties with ``history`` as its version history."""
+    return {**(table.properties or {}), VERSIONS_KEY: json.dumps(history, separators=(",", ":"))}
+
+
 def _overlaps(a: str, b: str) -> bool:
     """Whether two locations are equal or one lies inside the other."""
     a, b = a.rstrip("/") + "/", b.rstrip("/") + "/"
@@ -805,14 +810,7 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
         return self._swap_history(ns, table, [v for v in self._versions(ns, table) if v["version"] not in numbers])
 
     def _swap_history(self, ns: list[str], table: CatalogTable, history: list[dict]) -> bool:
-        return self._swap_table_properties(ns, table, self._with_history(table, history))
-
-    @staticmethod
-    def _with_history(table: CatalogTable, history: list[dict]) -> dict[str, str]:
-        """``table``'s properties holding ``history`` as its version history."""
-        props = dict(table.properties or {})
-        props[VERSIONS_KEY] = json.dumps(history, separators=(",", ":"))
-        return props
+        return self._swap_table_properties(ns, table, with_history(table, history))
 
     def _swap_table_properties(self, ns: list[str], table: CatalogTable, properties: dict[str, str]) -> bool:
         """Replace the table object's properties iff it is still as ``table`` was read

@@ -6,6 +6,11 @@ warehouse under ``workdir``; readiness is a real Thrift call
 (``get_all_databases``).  ``stop()`` kills it by PID, ``restart()`` starts it
 again on the same port over the same Derby database (the fault test).
 
+The metastore grants locks (its lock API, which commits of implementation-managed
+tables are made under): see ``TRANSACTION_CONF``.  ``HiveMetastore(workdir,
+transactions=False)`` is one without the transaction tables, whose ``lock``
+answers an internal error (as a metastore whose schema only DataNucleus made).
+
 ``shared_metastore()`` starts ONE metastore per test process (8-14 s of JVM
 start) on first use and stops it at interpreter exit, so the conformance
 suite (hive2 + hive3) and tests/hive share it.
@@ -34,6 +39,24 @@ JARS = Path(pyspark.__file__).parent / "jars"
 MAIN = "org.apache.hadoop.hive.metastore.HiveMetaStore"
 LOOPBACK_SRC = Path(__file__).parent / "hms_loopback"
 S3_BUCKETS = ("lance-hive",)  # buckets the metastore accepts in s3:// locations
+
+
+#: what makes the metastore grant locks (lock/check_lock/unlock, the compare-and-swap of
+#: implementation-managed tables).  The lock API needs the transaction tables (TXNS,
+#: HIVE_LOCKS, NEXT_LOCK_ID...), which DataNucleus' autoCreateAll does not make; Hive 2.3's
+#: TxnHandler creates them itself (TxnDbUtil.prepDb) when ``hive.in.test`` is true, as
+#: schematool's hive-txn-schema-2.3.0 script would on a production metastore.  The
+#: housekeeper (started with the compactor initiator) reaps locks whose holder stopped
+#: heart-beating for ``hive.txn.timeout``: shortened here so that a test can watch it.
+TRANSACTION_CONF = {
+    "hive.in.test": "true",
+    "hive.support.concurrency": "true",
+    "hive.txn.manager": "org.apache.hadoop.hive.ql.lockmgr.DbTxnManager",
+    "hive.compactor.initiator.on": "true",
+    "hive.txn.timeout": "6s",
+    "hive.timedout.txn.reaper.start": "1s",
+    "hive.timedout.txn.reaper.interval": "1s",
+}
 
 
 def free_port() -> int:
@@ -92,8 +115,9 @@ def thrift_ping(host: str, port: int, timeout: float = 2.0) -> bool:
 
 
 class HiveMetastore:
-    def __init__(self, workdir: str | os.PathLike, startup_timeout: float = 180.0):
+    def __init__(self, workdir: str | os.PathLike, startup_timeout: float = 180.0, transactions: bool = True):
         self.workdir = Path(workdir)
+        self.transactions = transactions
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.host = "127.0.0.1"
         self.port = free_port()
@@ -119,6 +143,8 @@ class HiveMetastore:
             "fs.s3a.impl": "org.apache.hadoop.fs.viewfs.ViewFileSystemOverloadScheme",
             "fs.viewfs.overload.scheme.target.file.impl": "org.apache.hadoop.fs.LocalFileSystem",
         }
+        if self.transactions:
+            conf.update(TRANSACTION_CONF)
         for bucket in S3_BUCKETS:
             (self.s3_root / bucket).mkdir(parents=True, exist_ok=True)
             conf[f"fs.viewfs.mounttable.{bucket}.linkFallback"] = f"file://{self.s3_root / bucket}"

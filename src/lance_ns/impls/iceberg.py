@@ -84,7 +84,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
 from .. import storage
-from ..catalog import CatalogNamespace, CatalogTable
+from ..catalog import CatalogNamespace, CatalogTable, with_history
 from ..identifiers import to_string
 from ..paging import check_limit
 from ..errors import (
@@ -616,7 +616,7 @@ class IcebergRestNamespace(CatalogNamespace):
         (where it advertises one; else code 0, as on catalogs without one)."""
         if len(items) == 1:
             return super()._add_versions(items)
-        return self._swap([(ns, table, self._with_history(table, self._versions(ns, table) + records))
+        return self._swap([(ns, table, with_history(table, self._versions(ns, table) + records))
                            for ns, table, records in items])
 
     def _swap(self, changes) -> bool:

@@ -46,11 +46,6 @@ RACE_LIMITS = {
         "create_table answers AlreadyExists to a duplicate and a post-create check compares the stored "
         "location; cause not isolated (see docs/reliability.md)"
     ),
-    "test_rename_table_race": (
-        "Hive Metastore 2.3's alter_table checks the old name and updates the table row in separate steps, "
-        "and no conditional rename exists in its Thrift API (its lock API needs the transaction tables this "
-        "metastore lacks): racing renames of one table can all succeed, the last one naming the table"
-    ),
     "test_declare_into_namespace_being_dropped": (
         "Hive Metastore 2.3's drop_database does not refuse a database that gained a table after our "
         "emptiness check, and a create_table into a database being dropped answers InvalidObject"

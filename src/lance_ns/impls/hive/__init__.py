@@ -28,7 +28,15 @@ of metastores is tried in order), ``client.pool-size``
 ``client.socket-timeout-ms`` (default 60000; a call that gets no answer in this
 time fails with ServiceUnavailable, code 17), ``client.pool-timeout-ms``
 (default: the socket timeout; how long a caller waits for a free connection),
-``root`` (default: current directory), ``storage.*``.
+``root`` (default: current directory), ``lock.timeout-ms`` (default 30000: how long
+a commit of an implementation-managed table waits for another holder's table lock
+before answering ConcurrentModification, code 14), ``storage.*``.
+
+Implementation-managed tables (``managed_versioning=true``) keep their version
+history in the table's parameters; a commit changes them under EXCLUSIVE table
+locks of the metastore's lock API (lock / check_lock / heartbeat / unlock), which
+needs the metastore's transaction tables: without them managed mode is refused
+with code 0 and the reason (probed once per client).
 
 Namespace properties of a database: its parameters map plus the special keys
 ``database.description``, ``database.location-uri``, ``database.owner`` and

@@ -16,6 +16,7 @@ from thrift.Thrift import TApplicationException, TException
 from thrift.transport import TTransport
 
 from ...errors import (
+    ConcurrentModificationError,
     InternalError,
     InvalidInputError,
     LanceNamespaceError,
@@ -62,6 +63,9 @@ def translate_hms_error(exc: BaseException, call: str) -> LanceNamespaceError | 
     if isinstance(exc, TRANSPORT_ERRORS):  # socket.timeout is an OSError
         return ServiceUnavailableError(f"Hive metastore unreachable: {msg}")
     on_table = call in TABLE_CALLS
+    if isinstance(exc, hms.NoSuchLockException | hms.TxnAbortedException | hms.NoSuchTxnException):
+        # a lock the metastore no longer has (expired without heartbeat, hive.txn.timeout)
+        return ConcurrentModificationError(f"the metastore lock was lost in {call}: {msg}; retry")
     if isinstance(exc, hms.UnknownDBException):
         return NamespaceNotFoundError(msg)
     if isinstance(exc, hms.UnknownTableException):

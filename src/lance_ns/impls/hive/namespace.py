@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import socket
 import threading
 import time
 from urllib.parse import urlparse
@@ -9,13 +11,16 @@ from urllib.parse import urlparse
 from pymetastore.hive_metastore import ttypes as hms
 
 from ... import storage
-from ...catalog import CatalogNamespace, CatalogTable, is_lance_properties
+from ...catalog import CatalogNamespace, CatalogTable, is_lance_properties, with_history
 from ...errors import (
     ConcurrentModificationError,
     InternalError,
     InvalidInputError,
+    LanceNamespaceError,
     NamespaceNotEmptyError,
     NamespaceNotFoundError,
+    PermissionDeniedError,
+    ServiceUnavailableError,
     TableAlreadyExistsError,
     TableNotFoundError,
     UnsupportedOperationError,
@@ -29,6 +34,16 @@ EXTERNAL_TABLE = "EXTERNAL_TABLE"
 #: what HMS stores a table as without EXTERNAL=TRUE (lance-namespace-impls' Lance tables)
 MANAGED_TABLE = "MANAGED_TABLE"
 DEFAULT_CATALOG = "hive"  # Hive 3's default catalog (metastore.catalog.default)
+#: who holds the metastore locks lance-ns takes (SHOW LOCKS answers it)
+LOCK_USER = "lance-ns"
+#: what the lock-API probe locks (shared, released at once): a name no table needs
+LOCK_PROBE = ("default", "lance_ns_lock_probe")
+#: the first and the longest pause between check_lock polls of a waiting lock
+LOCK_POLL_FIRST_S, LOCK_POLL_MAX_S = 0.05, 1.0
+#: stats the metastore would otherwise compute on alter_table by listing the table's files
+NO_STATS = hms.EnvironmentContext(properties={"DO_NOT_UPDATE_STATS": "true"})
+
+log = logging.getLogger(__name__)
 
 DB_SPECIAL = {
     "database.description": "description",
@@ -61,15 +76,14 @@ def _check_hive_name(name: str) -> str:
 class _HiveBase(CatalogNamespace):
     lance_table_kind = EXTERNAL_TABLE
     supports_cascade = True
-    supports_managed_versioning = False
-    managed_refusal = (
-        "the Hive Metastore's alter_table has no compare-and-swap; its lock API (lock/check_lock/unlock) "
-        "needs the metastore's transaction tables (schematool's transaction schema: a metastore created "
-        "by DataNucleus answers lock with an internal error) and lance-ns does not commit through it yet"
-    )
 
     def __init__(self, **properties: str):
         super().__init__(**properties)
+        #: how long a commit waits for another commit's table lock before answering 14
+        self.lock_timeout_s = self.int_prop("lock.timeout-ms", 30000, minimum=1) / 1000
+        self._lock_refusal: str | None = None  # why the metastore grants no locks (probed once)
+        self._lock_probed = False
+        self._lock_probe_lock = threading.Lock()
         socket_ms = self.int_prop("client.socket-timeout-ms", 60000, minimum=1)
         self.pool = ClientPool(
             parse_uri(self.prop("uri", required=True)),
@@ -192,11 +206,25 @@ class _HiveBase(CatalogNamespace):
         """One ``alter_table`` with the new name (and database): HMS renames in one
         metastore transaction.  The storage descriptor keeps its location, and HMS
         moves no data of an EXTERNAL_TABLE; it would move a MANAGED_TABLE's directory
-        when that is ``<database location>/<name>``, so such a rename is refused."""
+        when that is ``<database location>/<name>``, so such a rename is refused.
+
+        Where the metastore grants locks, the rename holds the table's EXCLUSIVE lock:
+        racing renames of one table then have one winner (the others find it gone, 4),
+        and a rename never lands between a managed commit's check and its alter."""
         _check_hive_name(new_name)
         if self._catalog_of(ns) != self._catalog_of(new_ns):
             raise InvalidInputError("the Hive metastore renames tables within one catalog only")
+        if self.supports_managed_versioning:
+            self._under_table_locks([(ns[-1], table.name)], lambda _: self._rename_now(ns, table, new_ns, new_name))
+        else:
+            self._rename_now(ns, table, new_ns, new_name)
+
+    def _rename_now(self, ns, table, new_ns, new_name):
         old = self._call("get_table", self._db_name(ns), table.name)
+        if _location_out(old.sd.location) != table.location:
+            raise ConcurrentModificationError(
+                f"table {to_string(ns + [table.name])!r} was replaced concurrently; not renaming the new one"
+            )
         if (old.tableType or "").upper() == MANAGED_TABLE:
             db_location = _location_out(self._call("get_database", self._db_name(ns)).locationUri) or ""
             if _location_out(old.sd.location).rstrip("/") == storage.join(db_location, table.name).rstrip("/"):
@@ -225,6 +253,126 @@ class _HiveBase(CatalogNamespace):
                 f"table {to_string(ns + [table.name])!r} was renamed concurrently; {to_string(new_ns + [new_name])!r} "
                 "is not the table this call renamed"
             )
+
+    # -- implementation-managed tables: the metastore's lock API as the compare-and-swap ----------
+    # alter_table has no condition, so a commit takes an EXCLUSIVE lock on every table it
+    # changes (one lock request: HMS grants its components together or not at all), re-reads
+    # them, compares with what the caller read, alters, and unlocks (pyiceberg's and
+    # Iceberg's Hive catalogs commit the same way).  Locks are advisory: they exclude every
+    # writer that locks (lance-ns, Hive with DbTxnManager), not a bare alter_table.
+    @property
+    def supports_managed_versioning(self) -> bool:
+        return self._lock_refusal_reason() is None
+
+    @property
+    def managed_refusal(self) -> str:
+        return self._lock_refusal_reason() or ""
+
+    def _lock_refusal_reason(self) -> str | None:
+        """Why the metastore grants no locks (None: it does).  Probed once per client with a
+        shared lock taken and released at once; a metastore without its transaction tables
+        answers ``lock`` with an internal error."""
+        if not self._lock_probed:
+            with self._lock_probe_lock:
+                if not self._lock_probed:
+                    self._lock_refusal = self._probe_locks()
+                    self._lock_probed = True
+        return self._lock_refusal
+
+    def _probe_locks(self) -> str | None:
+        try:
+            lock = self._call("lock", _lock_request(hms.LockType.SHARED_READ, [LOCK_PROBE]))
+        except (InternalError, UnsupportedOperationError, PermissionDeniedError) as e:
+            return (
+                f"the Hive metastore grants no table locks, which commits of implementation-managed "
+                f"tables are made under (its answer to lock: {e}). The lock API needs the metastore's "
+                "transaction tables (schematool's hive-txn-schema; a schema made by DataNucleus "
+                "autoCreateAll lacks them) and hive.support.concurrency=true"
+            )
+        self._unlock(lock.lockid)
+        return None
+
+    def _under_table_locks(self, tables: list[tuple[str, str]], fn):
+        """``fn(lockid)`` holding EXCLUSIVE locks on ``tables`` ((database, table) pairs).
+
+        A lock another commit holds is waited for (polling check_lock, which also keeps
+        this request's heartbeat) for at most ``lock.timeout-ms``, then ConcurrentModification
+        (14); never longer.  The lock is released whatever ``fn`` does; if even the unlock
+        cannot reach the metastore, the metastore's housekeeper drops the lock once it
+        has had no heartbeat for ``hive.txn.timeout``."""
+        if not self.supports_managed_versioning:
+            raise UnsupportedOperationError(f"implementation-managed tables: {self.managed_refusal}")
+        what = ", ".join(f"{db}.{name}" for db, name in tables)
+        lock = self._call("lock", _lock_request(hms.LockType.EXCLUSIVE, tables))
+        try:
+            deadline = time.monotonic() + self.lock_timeout_s
+            pause = LOCK_POLL_FIRST_S
+            while lock.state == hms.LockState.WAITING:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise ConcurrentModificationError(
+                        f"another commit held the metastore lock of {what} for longer than "
+                        f"lock.timeout-ms={self.lock_timeout_s * 1000:g}; retry"
+                    )
+                time.sleep(min(pause, remaining))
+                pause = min(pause * 2, LOCK_POLL_MAX_S)
+                lock = self._call("check_lock", hms.CheckLockRequest(lockid=lock.lockid))
+            if lock.state != hms.LockState.ACQUIRED:
+                state = hms.LockState._VALUES_TO_NAMES.get(lock.state, lock.state)
+                raise ConcurrentModificationError(f"the metastore did not grant the lock of {what} ({state}); retry")
+            return fn(lock.lockid)
+        finally:
+            self._unlock(lock.lockid)
+
+    def _unlock(self, lockid: int) -> None:
+        for attempt in (1, 2):  # a second time on a fresh connection if the first was lost
+            try:
+                self._call("unlock", hms.UnlockRequest(lockid=lockid))
+                return
+            except LanceNamespaceError as e:
+                if attempt == 2 or not isinstance(e, ServiceUnavailableError):
+                    log.warning("could not release metastore lock %s (%s); the metastore drops it after "
+                                "hive.txn.timeout without heartbeat", lockid, e)
+                    return
+
+    def _swap_table_properties(self, ns, table, properties):
+        return self._swap_locked([(ns, table, properties)])
+
+    def _add_versions(self, items):
+        # several tables: one lock request over all of them, then each compared and altered
+        return self._swap_locked([(ns, t, with_history(t, self._versions(ns, t) + records)) for ns, t, records in items])
+
+    def _swap_locked(self, changes: list[tuple[list[str], CatalogTable, dict[str, str]]]) -> bool:
+        """Give each table (as the caller read it) its new properties iff none changed
+        meanwhile; False when one did.  The alters are separate metastore calls: if one
+        fails, those already made are undone (still under the locks) and the failure raised."""
+
+        def swap(lockid: int) -> bool:
+            stored = [self._call("get_table", self._db_name(ns), t.name) for ns, t, _ in changes]
+            for (_, read, _), now in zip(changes, stored):
+                if dict(now.parameters or {}) != (read.properties or {}) or _location_out(now.sd.location) != read.location:
+                    return False
+            # the lock must still be ours: a holder silent for hive.txn.timeout loses it
+            self._call("heartbeat", hms.HeartbeatRequest(lockid=lockid))
+            done: list[tuple[list[str], hms.Table]] = []
+            try:
+                for (ns, _, props), now in zip(changes, stored):
+                    self._alter(ns, hms.Table(**{**vars(now), "parameters": props}))
+                    done.append((ns, now))
+            except BaseException:
+                for ns, before in reversed(done):
+                    try:
+                        self._alter(ns, before)
+                    except Exception as e:  # noqa: BLE001 - the original failure is what the caller sees
+                        log.error("could not undo the commit to %s.%s after a failed multi-table commit: %s",
+                                  ns, before.tableName, e)
+                raise
+            return True
+
+        return self._under_table_locks([(ns[-1], t.name) for ns, t, _ in changes], swap)
+
+    def _alter(self, ns: list[str], table: hms.Table) -> None:
+        self._call("alter_table_with_environment_context", self._db_name(ns), table.tableName, table, NO_STATS)
 
 
 class Hive2Namespace(_HiveBase):
@@ -392,6 +540,19 @@ class Hive3Namespace(_HiveBase):
 
 
 # -- object mapping ------------------------------------------------------------------------
+
+
+def _lock_request(kind: int, tables: list[tuple[str, str]]) -> hms.LockRequest:
+    # NO_TXN: a lock outside any transaction (HMS 2.3 refuses an UNSET operation type)
+    return hms.LockRequest(
+        component=[
+            hms.LockComponent(type=kind, level=hms.LockLevel.TABLE, dbname=db, tablename=name,
+                              operationType=hms.DataOperationType.NO_TXN)
+            for db, name in tables
+        ],
+        user=LOCK_USER,
+        hostname=socket.gethostname(),
+    )
 
 
 def _catalog_table(t: hms.Table) -> CatalogTable:
