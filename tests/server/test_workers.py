@@ -4,6 +4,7 @@ the one-winner rule under concurrent conflicting load, and loses no entry."""
 from __future__ import annotations
 
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -23,6 +24,11 @@ def _worker_pids(pid: int) -> set[int]:
     return {int(p) for p in children.read_text().split()} if children.exists() else set()
 
 
+def _served_by(metrics_dir: Path) -> set[int]:
+    """The processes that served a request (each writes its own counter file)."""
+    return {int(f.stem.rsplit("_", 1)[1]) for f in metrics_dir.glob("counter_*.db")}
+
+
 @pytest.mark.slow  # a supervisor and two workers start cold (pylance imports): ~10 s
 def test_two_workers_hold_the_one_winner_rule_under_concurrent_conflicting_load(tmp_path):
     root = tmp_path / "lake"
@@ -38,6 +44,12 @@ def test_two_workers_hold_the_one_winner_rule_under_concurrent_conflicting_load(
         try:
             for c in clients:  # warm both workers (their first request opens the namespace) before the races
                 assert c.get("/v1/namespace/db/table/list").status_code == 200
+            # on a loaded machine the second worker may still be starting: until it serves,
+            # every connection goes to the first, and the races would not span two processes
+            deadline = time.monotonic() + 60
+            while len(_served_by(metrics_dir) & _worker_pids(served.proc.pid)) < 2:
+                assert time.monotonic() < deadline, "the second worker never accepted a connection"
+                assert clients[0].get("/v1/namespace/db/table/list").status_code == 200
             outcomes = []
             with ThreadPoolExecutor(CLIENTS) as pool:
                 for round_ in range(ROUNDS):
@@ -69,7 +81,7 @@ def test_two_workers_hold_the_one_winner_rule_under_concurrent_conflicting_load(
     tables = lance_ns.connect("dir", {"root": str(root)}).list_tables({"id": ["db"]}).tables
     assert sorted(tables) == sorted([f"t{i}" for i in range(ROUNDS)] + [f"own{i}" for i in range(CLIENTS)])
     # both processes served requests (each writes its own counter file), and /metrics sums them
-    served_by = {int(f.stem.rsplit("_", 1)[1]) for f in metrics_dir.glob("counter_*.db")}
+    served_by = _served_by(metrics_dir)
     assert len(served_by & workers) == 2, (served_by, workers)
     from .test_operations import samples
 
