@@ -25,7 +25,6 @@ import io
 import os
 import random
 import shutil
-import statistics
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -42,20 +41,11 @@ from lance_namespace import (
 )
 
 import lance_ns
+from common import median_time
 
 
 def dir_size(path: str) -> int:
     return sum(os.path.getsize(os.path.join(p, f)) for p, _, fs in os.walk(path) for f in fs)
-
-
-def timed(fn, repeat: int = 1) -> float:
-    """Median seconds of ``repeat`` runs."""
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def enumerate_all(ns, ns_id, limit=100) -> int:
@@ -140,15 +130,15 @@ def reads(report: Report, root: str, ns_id: list[str], n: int, repeat: int):
     for impl in (ours, rust):  # warm up: open the manifest once
         assert len(impl.list_tables(ListTablesRequest(id=ns_id)).tables) == n
     report.add(f"[{n}] list all (one call)",
-               timed(lambda: ours.list_tables(ListTablesRequest(id=ns_id)), repeat),
-               timed(lambda: rust.list_tables(ListTablesRequest(id=ns_id)), repeat), "s")
+               median_time(lambda: ours.list_tables(ListTablesRequest(id=ns_id)), repeat),
+               median_time(lambda: rust.list_tables(ListTablesRequest(id=ns_id)), repeat), "s")
     report.add(f"[{n}] list one page (limit=100)",
-               timed(lambda: ours.list_tables(ListTablesRequest(id=ns_id, limit=100)), repeat),
-               timed(lambda: rust.list_tables(ListTablesRequest(id=ns_id, limit=100)), repeat), "s")
+               median_time(lambda: ours.list_tables(ListTablesRequest(id=ns_id, limit=100)), repeat),
+               median_time(lambda: rust.list_tables(ListTablesRequest(id=ns_id, limit=100)), repeat), "s")
     assert enumerate_all(ours, ns_id) == n
     report.add(f"[{n}] paged enumeration (limit=100)",
-               timed(lambda: enumerate_all(ours, ns_id), 1),
-               timed(lambda: enumerate_all(rust, ns_id), 1), "s")
+               median_time(lambda: enumerate_all(ours, ns_id), 1),
+               median_time(lambda: enumerate_all(rust, ns_id), 1), "s")
     sample_ids = [ns_id + [random.Random(i).choice(names)] for i in range(200)]
 
     def describe_all(impl):
@@ -159,15 +149,16 @@ def reads(report: Report, root: str, ns_id: list[str], n: int, repeat: int):
         for tid in sample_ids:
             impl.table_exists(TableExistsRequest(id=tid))
 
-    report.add(f"[{n}] describe x200", timed(lambda: describe_all(ours)), timed(lambda: describe_all(rust)), "s")
-    report.add(f"[{n}] exists x200", timed(lambda: exists_all(ours)), timed(lambda: exists_all(rust)), "s")
+    report.add(f"[{n}] describe x200",
+               median_time(lambda: describe_all(ours)), median_time(lambda: describe_all(rust)), "s")
+    report.add(f"[{n}] exists x200", median_time(lambda: exists_all(ours)), median_time(lambda: exists_all(rust)), "s")
 
     def threaded(impl):
         with ThreadPoolExecutor(8) as pool:
             list(pool.map(lambda tid: impl.describe_table(DescribeTableRequest(id=tid)), sample_ids * 2))
 
-    report.add(f"[{n}] describe x400 from 8 threads", timed(lambda: threaded(ours), repeat),
-               timed(lambda: threaded(rust), repeat), "s")
+    report.add(f"[{n}] describe x400 from 8 threads", median_time(lambda: threaded(ours), repeat),
+               median_time(lambda: threaded(rust), repeat), "s")
 
 
 def declares_into(report: Report, root: str, ns_id: list[str], n: int, count: int):

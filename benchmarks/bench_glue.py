@@ -13,9 +13,7 @@ so this measures our overhead per request, not AWS latency.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 import uuid
 from pathlib import Path
 
@@ -24,16 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.server
 import boto3  # noqa: E402
 
 import lance_ns  # noqa: E402
+from common import median_time  # noqa: E402
 from tests.servers.moto import ACCOUNT_ID, REGION, client_kwargs, moto_server  # noqa: E402
-
-
-def timed(fn, n: int) -> list[float]:
-    out = []
-    for _ in range(n):
-        t0 = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t0)
-    return out
 
 
 def count_calls(client, fn) -> int:
@@ -83,8 +73,8 @@ def main() -> None:
         }
         print(f"{'operation':<18} {'raw ms':>8} {'lance-ns ms':>12} {'ratio':>6} {'calls':>6}")
         for name, (ours, theirs) in ops.items():
-            r = statistics.median(timed(theirs, args.n)) * 1000
-            o = statistics.median(timed(ours, args.n)) * 1000
+            r = median_time(theirs, args.n) * 1000
+            o = median_time(ours, args.n) * 1000
             calls = f"{count_calls(ns.glue, ours)}/{count_calls(raw, theirs)}"
             print(f"{name:<18} {r:8.2f} {o:12.2f} {o / r:6.2f} {calls:>6}")
         for i in range(args.tables):

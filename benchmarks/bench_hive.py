@@ -17,27 +17,14 @@ import argparse
 import statistics
 import sys
 import tempfile
-import time
 import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.servers.hms
 
 import lance_ns  # noqa: E402
+from common import timed_pair  # noqa: E402
 from pymetastore.hive_metastore import ttypes as hms  # noqa: E402
-
-
-def timed_pair(a, b, n: int, setup=None) -> tuple[list[float], list[float]]:
-    """Alternate a and b so both see the same (shared, noisy) machine."""
-    ta, tb = [], []
-    for _ in range(n):
-        for fn, out in ((a, ta), (b, tb)):
-            if setup:
-                setup()
-            t0 = time.perf_counter()
-            fn()
-            out.append(time.perf_counter() - t0)
-    return ta, tb
 
 
 def main() -> None:

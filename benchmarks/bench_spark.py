@@ -45,14 +45,9 @@ import argparse
 import shutil
 import statistics
 import tempfile
-import time
 from pathlib import Path
 
-
-def timed(fn) -> float:
-    t = time.perf_counter()
-    fn()
-    return time.perf_counter() - t
+from common import timed
 
 
 def _floor_source(rows: int):
@@ -272,7 +267,7 @@ def main() -> None:
             systems = list(group.items())
             systems = systems[r % len(systems) :] + systems[: r % len(systems)]  # rotate the order
             for name, fn in systems:
-                times.setdefault((op, name), []).append(timed(fn))
+                times.setdefault((op, name), []).extend(timed(fn))
 
     print(
         f"rows={args.rows} master={args.master} session={args.session} rounds={args.rounds} lance reads: "

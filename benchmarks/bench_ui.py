@@ -30,6 +30,7 @@ import httpx
 import pyarrow as pa
 
 import lance_ns
+from common import timed
 from lance_ns.impls.dir.layout import object_id
 from lance_ns.impls.dir.manifest import SCHEMA, TABLE
 from lance_ns.server import run_server_in_thread
@@ -55,15 +56,6 @@ def declare_many(root: str, n: int) -> None:
     }, schema=SCHEMA)
     lance.write_dataset(rows, ns.manifest.uri, mode="append")
     ns.close()
-
-
-def timed(fn, repeat: int) -> list[float]:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return times
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,7 +1,8 @@
 """Run the code blocks of a Markdown document, in order, the way a reader would.
 
-``python tests/docs/examples.py DOC WORKDIR`` runs every block of DOC inside
-WORKDIR and exits non-zero at the first failure, naming DOC:LINE:
+``python tests/docs/examples.py DOC WORKDIR [DOC WORKDIR ...]`` runs every block
+of each DOC inside its WORKDIR, one document after the other in one interpreter,
+and exits non-zero at the first failure, naming DOC:LINE:
 
 * ```python blocks run in one interpreter, sharing their globals (a block may
   continue the previous one, like a notebook); tracebacks name the document's
@@ -16,8 +17,10 @@ WORKDIR and exits non-zero at the first failure, naming DOC:LINE:
 * a block right after ``<!-- skip-example: REASON -->`` is not run.
 
 Examples write to ``/data/...`` paths: every ``/data/`` becomes
-``WORKDIR/data/``; HOME is WORKDIR/home (set by the caller), so ``~`` and the
-default config path are inside WORKDIR too.
+``WORKDIR/data/``; HOME is WORKDIR/home, so ``~`` and the default config path
+are inside WORKDIR too.  Each document has globals of its own; what the
+interpreter holds beyond them (a SparkSession that ``build_session`` reuses, the
+imported modules) serves the next document too, as in a reader's notebook.
 """
 
 from __future__ import annotations
@@ -166,7 +169,20 @@ def run(doc: Path, workdir: Path) -> int:
     return 0
 
 
+def run_each(pairs: list[tuple[Path, Path]]) -> int:
+    """Run each document in its own WORKDIR (the current directory and HOME's parent)."""
+    for doc, workdir in pairs:
+        home = workdir / "home"
+        home.mkdir(parents=True, exist_ok=True)
+        os.environ["HOME"] = str(home)
+        os.chdir(workdir)
+        if run(doc, workdir) != 0:
+            return 1
+    return 0
+
+
 if __name__ == "__main__":
-    doc, workdir = Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve()
-    os.chdir(workdir)
-    sys.exit(run(doc, workdir))
+    paths = [Path(arg).resolve() for arg in sys.argv[1:]]
+    if not paths or len(paths) % 2:
+        sys.exit(f"usage: {sys.argv[0]} DOC WORKDIR [DOC WORKDIR ...]")
+    sys.exit(run_each(list(zip(paths[::2], paths[1::2]))))

@@ -23,21 +23,45 @@ def uses_spark(doc: Path) -> bool:
     return any(b.lang == "python" and "spark" in b.code for b in blocks(doc.read_text(), doc.name))
 
 
-def run_examples(doc: Path, tmp_path: Path, timeout: float = 540) -> subprocess.CompletedProcess:
-    home = tmp_path / "home"
-    home.mkdir(exist_ok=True)
+#: the documents whose examples start Spark run in one interpreter, one after the
+#: other, so that they share one JVM and its Python workers (examples.py: each has
+#: its own globals and WORKDIR); every other document runs in a process of its own
+SPARK_DOCUMENTS = [d for d in DOCUMENTS if uses_spark(d)]
+
+
+def run_examples(doc: Path | list[Path], tmp_path: Path, timeout: float = 540) -> subprocess.CompletedProcess:
+    """examples.py on ``doc`` in ``tmp_path``, or on each of a list of documents in a
+    directory of its own under ``tmp_path``."""
+    docs = doc if isinstance(doc, list) else [doc]
+    workdirs = [tmp_path] if len(docs) == 1 else [tmp_path / f"{i}-{d.stem}" for i, d in enumerate(docs)]
     env = {k: v for k, v in os.environ.items() if not k.startswith("LANCE_NS")}
     env.pop("XDG_CONFIG_HOME", None)
-    env["HOME"] = str(home)
+    if any(map(uses_spark, docs)):
+        # the reader's bridge jar cache (HOME moves to WORKDIR/home): these tests are about
+        # the examples; tests/spark/test_units.py builds the jar into an empty cache
+        from lance_ns.spark.jar import jar_path
+
+        jar = jar_path()
+        if jar:
+            env["LANCE_NS_CACHE"] = str(Path(jar).parent)
+    args = []
+    for d, workdir in zip(docs, workdirs):
+        workdir.mkdir(exist_ok=True)
+        args += [str(d), str(workdir)]
     return subprocess.run(
-        [sys.executable, str(RUNNER), str(doc), str(tmp_path)],
+        [sys.executable, str(RUNNER), *args],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=timeout,
     )
 
 
 @pytest.mark.parametrize(
     "doc",
-    [pytest.param(d, marks=[pytest.mark.slow] if uses_spark(d) else [], id=str(d.relative_to(REPO))) for d in DOCUMENTS],
+    [
+        *[pytest.param(d, id=str(d.relative_to(REPO))) for d in DOCUMENTS if d not in SPARK_DOCUMENTS],
+        pytest.param(
+            SPARK_DOCUMENTS, marks=pytest.mark.slow, id="+".join(str(d.relative_to(REPO)) for d in SPARK_DOCUMENTS)
+        ),
+    ],
 )
 def test_document_examples_run_as_written(doc, tmp_path):
     done = run_examples(doc, tmp_path)

@@ -19,8 +19,6 @@ import sys
 import time
 from pathlib import Path
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-
 #: what a driver on the test cluster needs besides build_session's defaults:
 #: loopback only, and executors small enough for two 1 GiB workers
 CLUSTER_CONF = {
@@ -46,10 +44,11 @@ def where_am_i(_) -> dict:
 
 
 def cluster(master: str, root: str, rows: str) -> None:
-    """Where tasks run, then the pipeline example, on the standalone cluster."""
+    """Where tasks run, then one write and one read through a catalog, on the standalone cluster."""
     from lance_ns.spark import build_session
 
-    spark = build_session(master, "lance-ns-cluster-test", CLUSTER_CONF)
+    catalogs = {"lake": {"impl": "dir", "root": root}}
+    spark = build_session(master, "lance-ns-cluster-test", CLUSTER_CONF, catalogs=catalogs)
     sc = spark.sparkContext
     deadline = time.monotonic() + 60
     while sc._jsc.sc().getExecutorMemoryStatus().size() < 3:  # the driver and two executors
@@ -63,11 +62,11 @@ def cluster(master: str, root: str, rows: str) -> None:
         "tasks": tasks,
         "app_id": sc.applicationId,
     }
-    sys.path.insert(0, str(EXAMPLES))
-    import pipeline
-
-    conf = [f"--conf={key}={value}" for key, value in CLUSTER_CONF.items()]
-    result["pipeline_exit"] = pipeline.main(["--master", master, "--root", root, "--rows", rows, *conf])
+    # a write job of two tasks (one per executor core), then a query that scans on the executors
+    spark.sql("CREATE NAMESPACE lake.analytics")
+    spark.sql("CREATE TABLE lake.analytics.events (event_id BIGINT, amount DOUBLE)")
+    spark.sql(f"INSERT INTO lake.analytics.events SELECT id, id * 0.5 FROM range(0, {int(rows)}, 1, 2)")
+    result["read"] = list(spark.sql("SELECT count(*), sum(amount) FROM lake.analytics.events").first())
     print("RESULT " + json.dumps(result), flush=True)
 
 
