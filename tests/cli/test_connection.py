@@ -89,7 +89,8 @@ def test_serve_defaults_match_the_server():
     serve = app.cli.commands["serve"]
     ctx = serve.make_context("serve", ["--impl", "memory"])
     assert (ctx.params["host"], ctx.params["port"], ctx.params["auth_token"]) == ("127.0.0.1", 2333, None)
-    assert (ctx.params["threads"], ctx.params["max_body_bytes"]) == (DEFAULT_THREADS, DEFAULT_MAX_BODY_BYTES)
+    # no --threads: the backend's own pool size (server_threads), as `python -m lance_ns.server`
+    assert (ctx.params["threads"], ctx.params["max_body_bytes"]) == (None, DEFAULT_MAX_BODY_BYTES)
 
 
 def test_env_config_reads_the_tool_integration_keys():
