@@ -849,22 +849,35 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
         manifest is missing for a new one: an append then commits a fresh dataset
         as the next version, and every earlier row is gone from the table.  So the
         reads that answer the latest version wait the copy out (a failed copy
-        withdraws the version: the history is read again while waiting).
+        withdraws the version: the history is read again while waiting), and
+        refuse the table with code 19 when the copy never comes.
         """
         deadline, pause = time.monotonic() + _PUBLISH_WAIT, 0.005
-        opts = self._table_storage_options(table)
         while True:
             history = self._versions(ns, table)
-            try:
-                if not history or tables.manifest_in_place(table.location, opts, history[-1]):
-                    return table
-            except OSError:  # storage cannot tell: the read itself answers for it
+            if not history or self._manifest_in_place(table, history[-1]):
                 return table
-            if time.monotonic() >= deadline:  # the committer died between grant and copy
-                return table
+            if time.monotonic() >= deadline:
+                # The committer stopped between grant and copy.  Answering this version
+                # would make pylance take the table for new and commit over every row,
+                # so the table is refused until the version is withdrawn.
+                version = history[-1]["version"]
+                raise InvalidTableStateError(
+                    f"table {to_string(ns + [table.name])!r}: version {version} was granted but its manifest "
+                    f"never reached _versions/ (its committer stopped between the two steps); withdraw it "
+                    f"with BatchDeleteTableVersions (range {version}..{version + 1}) to make the version "
+                    "before it the latest again"
+                )
             time.sleep(pause)
             pause = min(pause * 2, 0.2)
             table = self._get_table(ns, table.name) or table
+
+    def _manifest_in_place(self, table: CatalogTable, record: dict) -> bool:
+        """Whether a granted version's manifest is in ``_versions/`` (True where storage cannot tell)."""
+        try:
+            return tables.manifest_in_place(table.location, self._table_storage_options(table), record)
+        except OSError:  # storage cannot tell: the read itself answers for it
+            return True
 
     def _describe_managed(self, ns, table, resp, request, opts) -> None:
         table = self._settled(ns, table)
@@ -1020,9 +1033,12 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
                 raise InvalidInputError(f"invalid version range [{r.start_version}, {r.end_version})")
         ns, table = self._managed_table(request.id)
         for _ in range(_CAS_ATTEMPTS):
-            history = [v["version"] for v in self._versions(ns, table)]
+            records = self._versions(ns, table)
+            history = [v["version"] for v in records]
             doomed = {v for v in history for r in request.ranges if r.start_version <= v < r.end_version}
-            if history and history[-1] in doomed:
+            # the latest version stays -- unless its manifest never reached _versions/
+            # (its committer stopped after the grant): then withdrawing it is the repair
+            if history and history[-1] in doomed and self._manifest_in_place(table, records[-1]):
                 raise InvalidInputError("the latest version of a table cannot be deleted")
             if not doomed or self._remove_versions(ns, table, doomed):
                 return BatchDeleteTableVersionsResponse(deleted_count=len(doomed))

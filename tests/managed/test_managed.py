@@ -182,3 +182,24 @@ def test_the_spark_sources_table_reads_and_commits_through_the_namespace(tmp_pat
     ds = lance.LanceDataset.commit(ref.uri, tx, **ref.commit_options())
     assert ds.version == 2 and published(ns, ["t"]) == [1, 2]
     assert sorted(ref.open().to_table()["v"].to_pylist()) == ["1", "2", "3"]
+
+
+def test_a_version_whose_manifest_never_arrived_is_refused_until_withdrawn(tmp_path, monkeypatch):
+    """A committer that stops between the grant and the manifest copy: reads of the latest
+    version wait, then refuse the table (19) rather than answer a version pylance would
+    take for a new table and commit over; withdrawing the version makes the table readable."""
+    import lance_ns.catalog
+
+    ns = managed_dir(tmp_path)
+    lance.write_dataset(rows("a"), namespace_client=ns, table_id=["t"], mode="create")
+    lance.write_dataset(rows("b"), namespace_client=ns, table_id=["t"], mode="append")
+    manifest = ns.describe_table_version({"id": ["t"], "version": 2}).version.manifest_path
+    location = ns.describe_table({"id": ["t"]}).location
+    Path(location, "_versions", manifest.rstrip("/").rsplit("/", 1)[-1]).unlink()  # the copy never happened
+    monkeypatch.setattr(lance_ns.catalog, "_PUBLISH_WAIT", 0.2)
+    with pytest.raises(LanceNamespaceError) as info:
+        ns.describe_table({"id": ["t"]})
+    assert int(info.value.code) == 19 and "BatchDeleteTableVersions" in str(info.value)
+    ns.batch_delete_table_versions({"id": ["t"], "ranges": [{"start_version": 2, "end_version": 3}]})
+    assert published(ns, ["t"]) == [1]
+    assert lance.dataset(namespace_client=ns, table_id=["t"]).to_table()["v"].to_pylist() == ["a"]
