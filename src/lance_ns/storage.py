@@ -98,7 +98,7 @@ def parents(location: str, stop: str | None = None, limit: int = 32) -> list[str
     return out
 
 
-def _filesystem(location: str, storage_options: dict[str, str] | None):
+def filesystem(location: str, storage_options: dict[str, str] | None):
     """(pyarrow filesystem, path) for a location, honouring S3 storage options."""
     import pyarrow.fs as pafs
 
@@ -131,12 +131,6 @@ def _filesystem(location: str, storage_options: dict[str, str] | None):
     return fs, path
 
 
-def filesystem(location: str, storage_options: dict[str, str] | None = None):
-    """(pyarrow filesystem, path) for a location, honouring S3 storage options: for
-    files of another format kept beside a table (an Iceberg companion's manifest list)."""
-    return _filesystem(location, storage_options)
-
-
 def remove_data_files(location: str, storage_options: dict[str, str] | None, fragments) -> None:
     """Delete the data files a losing writer wrote (unique names: never the winner's)."""
     for fragment in fragments:
@@ -151,7 +145,7 @@ def delete_location(location: str, storage_options: dict[str, str] | None = None
     """Remove a table directory and everything under it (missing is fine)."""
     import pyarrow.fs as pafs
 
-    fs, path = _filesystem(location, storage_options)
+    fs, path = filesystem(location, storage_options)
     try:
         info = fs.get_file_info(path)
     except OSError:
@@ -184,7 +178,7 @@ def mark_dropped(location: str, storage_options: dict[str, str] | None = None) -
     land its files in a new table declared at the same default location; with
     the marker a new table gets a fresh location (CatalogNamespace.declare_table)."""
     try:
-        fs, path = _filesystem(location, storage_options)
+        fs, path = filesystem(location, storage_options)
         if not is_uri(location):  # object stores need no directory (an S3 one is an extra object)
             fs.create_dir(path, recursive=True)
         with fs.open_output_stream(f"{path.rstrip('/')}/{DROPPED_MARKER}") as out:
@@ -197,7 +191,7 @@ def delete_dropped(location: str, storage_options: dict[str, str] | None = None)
     """DropTable's last step: everything under ``location`` except the marker."""
     import pyarrow.fs as pafs
 
-    fs, path = _filesystem(location, storage_options)
+    fs, path = filesystem(location, storage_options)
     try:
         children = fs.get_file_info(pafs.FileSelector(path, recursive=False, allow_not_found=True))
     except OSError:
@@ -214,7 +208,7 @@ def holds_files(location: str, storage_options: dict[str, str] | None = None) ->
     import pyarrow.fs as pafs
 
     try:
-        fs, path = _filesystem(location, storage_options)
+        fs, path = filesystem(location, storage_options)
         return bool(fs.get_file_info(pafs.FileSelector(path, recursive=False, allow_not_found=True)))
     except (OSError, ValueError):
         return False
@@ -250,7 +244,7 @@ def has_versions(location: str, storage_options: dict[str, str] | None = None) -
     """Whether ``location`` holds a committed Lance version (a file in ``_versions/``)."""
     import pyarrow.fs as pafs
 
-    fs, path = _filesystem(join(location, "_versions"), storage_options)
+    fs, path = filesystem(join(location, "_versions"), storage_options)
     try:
         infos = fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
     except (FileNotFoundError, NotADirectoryError):

@@ -323,9 +323,9 @@ def staged_manifest(location: str, manifest_path: str) -> str:
 
 
 def _read_bytes(location: str, opts: dict | None) -> bytes | None:
-    from .storage import _filesystem
+    from .storage import filesystem
 
-    fs, path = _filesystem(location, opts)
+    fs, path = filesystem(location, opts)
     try:
         with fs.open_input_stream(path) as f:
             return f.read()
@@ -336,9 +336,9 @@ def _read_bytes(location: str, opts: dict | None) -> bytes | None:
 
 
 def _write_bytes(location: str, opts: dict | None, data: bytes) -> None:
-    from .storage import _filesystem
+    from .storage import filesystem
 
-    fs, path = _filesystem(location, opts)
+    fs, path = filesystem(location, opts)
     with fs.open_output_stream(path) as out:
         out.write(data)
 
@@ -379,10 +379,10 @@ def manifest_in_place(location: str, opts: dict | None, record: dict) -> bool:
     ``_versions/`` (its size as recorded, where the record has one)."""
     import pyarrow.fs as pafs
 
-    from .storage import _filesystem, join
+    from .storage import filesystem, join
 
     name = str(record["manifest_path"]).rstrip("/").rsplit("/", 1)[-1]
-    fs, path = _filesystem(join(location, "_versions", name), opts)
+    fs, path = filesystem(join(location, "_versions", name), opts)
     info = fs.get_file_info(path)
     size = record.get("manifest_size")
     return info.type == pafs.FileType.File and (size is None or info.size == size)
@@ -394,9 +394,9 @@ def set_aside_unpublished(location: str, opts: dict | None, is_published) -> lis
     storage, so a namespace commit after a bypass write would build on it."""
     import pyarrow.fs as pafs
 
-    from .storage import _filesystem, join
+    from .storage import filesystem, join
 
-    fs, path = _filesystem(join(location, "_versions"), opts)
+    fs, path = filesystem(join(location, "_versions"), opts)
     moved = []
     for info in fs.get_file_info(pafs.FileSelector(path, allow_not_found=True)):
         name = info.path.rstrip("/").rsplit("/", 1)[-1]

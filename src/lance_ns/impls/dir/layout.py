@@ -62,7 +62,7 @@ class Files:
     # -- pyarrow.fs (object stores) ------------------------------------------
     def _remote(self, location: str):
         if self._fs is None:
-            self._fs, _ = storage._filesystem(location, self.storage_options)
+            self._fs, _ = storage.filesystem(location, self.storage_options)
         parsed = urlparse(location)
         return self._fs, (parsed.netloc + parsed.path).rstrip("/")
 

@@ -446,7 +446,7 @@ class Manifest:
         """Bytes the manifest table occupies (for the benchmark and tests)."""
         import pyarrow.fs as pafs
 
-        fs, path = storage._filesystem(self.uri, self.storage_options)
+        fs, path = storage.filesystem(self.uri, self.storage_options)
         infos = fs.get_file_info(pafs.FileSelector(path, recursive=True, allow_not_found=True))
         return sum(i.size or 0 for i in infos if i.type == pafs.FileType.File)
 
