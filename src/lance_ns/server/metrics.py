@@ -39,28 +39,18 @@ class Metrics:
 
         # labelled children by their labels: prometheus-client's labels() takes a lock and
         # builds a key on every call; a request should cost a dict lookup per series
-        self._requests: dict[tuple[str, int], Any] = {}
-        self._latency: dict[str, Any] = {}
-        self._backend: dict[str, Any] = {}
+        self._requests: dict[tuple[str, ...], Any] = {}
+        self._latency: dict[tuple[str, ...], Any] = {}
+        self._backend: dict[tuple[str, ...], Any] = {}
 
     def observe(self, operation: str, status: int, seconds: float, code: int | None) -> None:
-        key = (operation, status)
-        counter = self._requests.get(key)
-        if counter is None:
-            counter = self._requests[key] = self.requests.labels(operation, str(status))
-        counter.inc()
-        histogram = self._latency.get(operation)
-        if histogram is None:
-            histogram = self._latency[operation] = self.latency.labels(operation)
-        histogram.observe(seconds)
+        _child(self._requests, self.requests, operation, str(status)).inc()
+        _child(self._latency, self.latency, operation).observe(seconds)
         if code is not None:
             self.errors.labels(operation, str(code)).inc()
 
     def observe_backend(self, operation: str, seconds: float) -> None:
-        histogram = self._backend.get(operation)
-        if histogram is None:
-            histogram = self._backend[operation] = self.backend.labels(operation)
-        histogram.observe(seconds)
+        _child(self._backend, self.backend, operation).observe(seconds)
 
     def exposition(self) -> tuple[bytes, str]:
         if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
@@ -70,3 +60,11 @@ class Metrics:
             multiprocess.MultiProcessCollector(registry)
             return generate_latest(registry), CONTENT_TYPE_LATEST
         return generate_latest(self.registry), CONTENT_TYPE_LATEST
+
+
+def _child(cache: dict[tuple[str, ...], Any], metric: Any, *labels: str) -> Any:
+    """``metric.labels(*labels)``, created once and then found in ``cache``."""
+    child = cache.get(labels)
+    if child is None:
+        child = cache[labels] = metric.labels(*labels)
+    return child
