@@ -151,7 +151,7 @@ def _shown(properties: dict[str, str] | None) -> dict[str, str]:
     return {k: v for k, v in (properties or {}).items() if k != VERSIONS_KEY}
 
 
-def with_history(table: "CatalogTable", history: list[dict]) -> dict[str, str]:
+def _with_history(table: "CatalogTable", history: list[dict]) -> dict[str, str]:
     """``table``'s properties with ``history`` as its version history."""
     return {**(table.properties or {}), VERSIONS_KEY: json.dumps(history, separators=(",", ":"))}
 
@@ -789,7 +789,8 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
         return wanted
 
     # primitives: the history of one table (a backend without a better place overrides
-    # only _swap_table_properties, and the history lives in the table object's properties)
+    # only _swap_table_properties -- or _swap_tables_properties where it can swap several
+    # tables at once -- and the history lives in the table object's properties)
     def _versions(self, ns: list[str], table: CatalogTable) -> list[dict]:
         """The published versions of ``table`` (TableVersion dicts), ascending."""
         raw = (table.properties or {}).get(VERSIONS_KEY)
@@ -798,19 +799,27 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
     def _add_versions(self, items: list[tuple[list[str], CatalogTable, list[dict]]]) -> bool:
         """Atomically append ``records`` to each table's history, each table as read
         (``table`` is the snapshot the caller saw); False when any changed meanwhile."""
-        if len(items) != 1:
-            raise UnsupportedOperationError(
-                f"{type(self).__name__} cannot commit several tables atomically"
-            )
-        ns, table, records = items[0]
-        return self._swap_history(ns, table, self._versions(ns, table) + records)
+        return self._swap_tables_properties(
+            [(ns, table, _with_history(table, self._versions(ns, table) + records)) for ns, table, records in items]
+        )
 
     def _remove_versions(self, ns: list[str], table: CatalogTable, numbers: set[int]) -> bool:
         """Remove versions from ``table``'s history as read; False when it changed meanwhile."""
         return self._swap_history(ns, table, [v for v in self._versions(ns, table) if v["version"] not in numbers])
 
     def _swap_history(self, ns: list[str], table: CatalogTable, history: list[dict]) -> bool:
-        return self._swap_table_properties(ns, table, with_history(table, history))
+        return self._swap_tables_properties([(ns, table, _with_history(table, history))])
+
+    def _swap_tables_properties(self, changes: list[tuple[list[str], CatalogTable, dict[str, str]]]) -> bool:
+        """Give each table (as the caller read it) its new properties iff none changed
+        meanwhile, all or none; False when one did.  By default one table, through
+        :meth:`_swap_table_properties`; a catalog that can swap several tables at once
+        (a lock over all of them, a multi-table transaction) overrides this instead."""
+        if len(changes) != 1:
+            raise UnsupportedOperationError(
+                f"{type(self).__name__} cannot commit several tables atomically"
+            )
+        return self._swap_table_properties(*changes[0])
 
     def _swap_table_properties(self, ns: list[str], table: CatalogTable, properties: dict[str, str]) -> bool:
         """Replace the table object's properties iff it is still as ``table`` was read

@@ -96,12 +96,12 @@ def test_a_commit_built_on_a_stale_read_is_refused_by_the_server(client, ns, raw
     append(client, tid, 1)
     stale = client._get_table(ns, "m")
     append(client, tid, 2)  # main moved on since `stale` was read
-    assert client._swap_table_properties(ns, stale, {**stale.properties, "x": "lost"}) is False
+    assert client._swap_tables_properties([(ns, stale, {**stale.properties, "x": "lost"})]) is False
     # the same name dropped and declared again: assert-table-uuid refuses the old read
     fresh = client._get_table(ns, "m")
     client.drop_table({"id": tid})
     client.declare_table({"id": tid, "properties": MANAGED})
-    assert client._swap_table_properties(ns, fresh, {**fresh.properties, "x": "lost"}) is False
+    assert client._swap_tables_properties([(ns, fresh, {**fresh.properties, "x": "lost"})]) is False
     assert "x" not in raw.get(f"/namespaces/{ns[1]}/tables/m").json()["metadata"]["properties"]
 
 

@@ -84,7 +84,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
 from .. import storage
-from ..catalog import CatalogNamespace, CatalogTable, with_history
+from ..catalog import CatalogNamespace, CatalogTable
 from ..identifiers import to_string
 from ..paging import check_limit
 from ..errors import (
@@ -608,18 +608,9 @@ class IcebergRestNamespace(CatalogNamespace):
         self._remove_entry(ns, table)
 
     # -- implementation-managed tables -----------------------------------------------
-    def _swap_table_properties(self, ns, table, properties):
-        return self._swap([(ns, table, properties)])
-
-    def _add_versions(self, items):
-        """Several tables in one commit: the server's multi-table transaction, atomic
-        (where it advertises one; else code 0, as on catalogs without one)."""
-        if len(items) == 1:
-            return super()._add_versions(items)
-        return self._swap([(ns, table, with_history(table, self._versions(ns, table) + records))
-                           for ns, table, records in items])
-
-    def _swap(self, changes) -> bool:
+    def _swap_tables_properties(self, changes) -> bool:
+        """One Iceberg commit per table; several tables through the server's multi-table
+        transaction, atomic (where it advertises one; else code 0, as on catalogs without one)."""
         warehouses = {ns[0] for ns, _, _ in changes}
         if len(warehouses) > 1:
             raise UnsupportedOperationError("an Iceberg REST transaction commits tables of one warehouse only")

@@ -108,22 +108,15 @@ class MemoryNamespace(CatalogNamespace):
                 raise TableAlreadyExistsError(f"table {new_name!r} already exists")
             super()._rename_table(ns, table, new_ns, new_name)
 
-    def _swap_table_properties(self, ns, table, properties):
-        with self._lock:
-            node = self._node(ns)
-            current = node.tables.get(table.name) if node else None
-            if current is None or current.properties != table.properties:
-                return False
-            current.properties = dict(properties)
-            return True
-
-    def _add_versions(self, items):
+    def _swap_tables_properties(self, changes):
         with self._lock:  # every table checked and changed under one lock: atomic
-            for ns, table, _ in items:
+            current = []
+            for ns, table, _ in changes:
                 node = self._node(ns)
-                current = node.tables.get(table.name) if node else None
-                if current is None or current.properties != table.properties:
+                now = node.tables.get(table.name) if node else None
+                if now is None or now.properties != table.properties:
                     return False
-            for ns, table, records in items:
-                self._swap_history(ns, table, self._versions(ns, table) + records)
+                current.append(now)
+            for now, (_, _, properties) in zip(current, changes):
+                now.properties = dict(properties)
             return True

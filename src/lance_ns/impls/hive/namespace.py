@@ -11,7 +11,7 @@ from urllib.parse import urlparse
 from pymetastore.hive_metastore import ttypes as hms
 
 from ... import storage
-from ...catalog import CatalogNamespace, CatalogTable, is_lance_properties, with_history
+from ...catalog import CatalogNamespace, CatalogTable, is_lance_properties
 from ...errors import (
     ConcurrentModificationError,
     InternalError,
@@ -335,17 +335,10 @@ class _HiveBase(CatalogNamespace):
                                 "hive.txn.timeout without heartbeat", lockid, e)
                     return
 
-    def _swap_table_properties(self, ns, table, properties):
-        return self._swap_locked([(ns, table, properties)])
-
-    def _add_versions(self, items):
-        # several tables: one lock request over all of them, then each compared and altered
-        return self._swap_locked([(ns, t, with_history(t, self._versions(ns, t) + records)) for ns, t, records in items])
-
-    def _swap_locked(self, changes: list[tuple[list[str], CatalogTable, dict[str, str]]]) -> bool:
-        """Give each table (as the caller read it) its new properties iff none changed
-        meanwhile; False when one did.  The alters are separate metastore calls: if one
-        fails, those already made are undone (still under the locks) and the failure raised."""
+    def _swap_tables_properties(self, changes: list[tuple[list[str], CatalogTable, dict[str, str]]]) -> bool:
+        """Under one lock request over every table: each compared with what the caller
+        read, then altered.  The alters are separate metastore calls: if one fails, those
+        already made are undone (still under the locks) and the failure raised."""
 
         def swap(lockid: int) -> bool:
             stored = [self._call("get_table", self._db_name(ns), t.name) for ns, t, _ in changes]
