@@ -35,6 +35,11 @@ pylance ``RestNamespace`` (Rust) per server.  Cells are interleaved (each
 operation and concurrency runs on the three servers in turn, for ``--rounds``
 rounds) so that a machine's drifting load hits them alike; it prints throughput,
 p50 and p99 with the ratios ours/bare and ours/pylance, against issue 22's targets.
+
+    python benchmarks/bench_rest.py --overhead [--quick]
+
+compares, with the same load, the server with authorization (an auth file) and
+metrics on against the same server with both off (aim: at least 0.9x).
 """
 
 from __future__ import annotations
@@ -202,7 +207,9 @@ def main(argv=None) -> int:
                    help="auth file on vs off, --workers 2 vs 1 (issue 19) instead of ours vs pylance")
     p.add_argument("--limit", action="store_true",
                    help="ours vs a bare ASGI callable on the same uvicorn stack vs pylance's RestAdapter (issue 22)")
-    p.add_argument("--rounds", type=int, help="--limit: interleaved rounds per cell (default 3, 1 with --quick)")
+    p.add_argument("--overhead", action="store_true",
+                   help="authorization and metrics on vs both off, with --limit's load (issue 22)")
+    p.add_argument("--rounds", type=int, help="--limit/--overhead: interleaved rounds per cell (default 3, 1 with --quick)")
     p.add_argument("--_load", nargs=4, help=argparse.SUPPRESS)
     p.add_argument("--_bare", nargs=2, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -224,6 +231,8 @@ def main(argv=None) -> int:
         return deployment(root, args.threads, ops, clients, seconds)
     if args.limit:
         return limit(root, args.threads, ops, clients, seconds, args.rounds or (1 if args.quick else 3))
+    if args.overhead:
+        return overhead(root, args.threads, ops, clients, seconds, args.rounds or (1 if args.quick else 3))
     servers = {}
     try:
         servers["ours"] = start_ours(root, args.threads)
@@ -376,20 +385,10 @@ def limit(root: str, threads: int, ops: list[str], clients: list[int], seconds: 
                 pages = {name: a.tables for name, a in answers.items()}
                 if len({tuple(p) for p in pages.values()}) != 1 or len(pages["ours"]) != PAGE:
                     raise RuntimeError(f"the servers disagree about the first page: { {k: v[:3] for k, v in pages.items()} }")
-        cells: dict[tuple[str, str, int], dict] = {}
-        for _ in range(rounds):
-            for op in ops:
-                for n in clients:
-                    for name, conn in conns.items():  # interleaved: the three servers in turn
-                        r = limit_cell(conn, op, n, seconds)
-                        acc = cells.setdefault((name, op, n), {"elapsed": 0.0, "lat": [], "errors": 0})
-                        acc["elapsed"] += r["elapsed"]
-                        acc["lat"] += r["lat"]
-                        acc["errors"] += r["errors"]
+        results = _interleaved(conns, ops, clients, seconds, rounds)
     finally:
         for proc, _ in servers.values():
             stop(proc)
-    results = {k: _summary(v) for k, v in cells.items()}
     avg = os.getloadavg()
     print(f"\n{seconds:.1f} s per cell x {rounds} rounds, interleaved; cpu count {os.cpu_count()}; "
           f"load average {avg[0]:.2f} {avg[1]:.2f} {avg[2]:.2f}")
@@ -414,6 +413,65 @@ def limit(root: str, threads: int, ops: list[str], clients: list[int], seconds: 
             ratio = results[("ours", op, n)][key] / results[(peer, op, n)][key]
             met = ratio >= bound if sense == ">=" else ratio <= bound
             print(f"  {op:9} {metric:3} ours/{peer:7} {ratio:6.2f}x  (target {sense} {bound}x)  {'met' if met else 'NOT met'}")
+    return 0
+
+
+def _interleaved(conns: dict, ops: list[str], clients: list[int], seconds: float, rounds: int) -> dict:
+    """(server, op, clients) -> summary, each cell run on every server in turn for ``rounds``
+    rounds, so that a machine's drifting load hits them alike."""
+    cells: dict[tuple[str, str, int], dict] = {}
+    for _ in range(rounds):
+        for op in ops:
+            for n in clients:
+                for name, conn in conns.items():
+                    r = limit_cell(conn, op, n, seconds)
+                    acc = cells.setdefault((name, op, n), {"elapsed": 0.0, "lat": [], "errors": 0})
+                    acc["elapsed"] += r["elapsed"]
+                    acc["lat"] += r["lat"]
+                    acc["errors"] += r["errors"]
+    return {k: _summary(v) for k, v in cells.items()}
+
+
+def overhead(root: str, threads: int, ops: list[str], clients: list[int], seconds: float, rounds: int) -> int:
+    """Issue 22's last target: the server with authorization (an auth file; the client a
+    reader principal) and metrics on, against the same server with both off
+    (``--no-metrics``, no auth), with the load of --limit (pylance's Rust client)."""
+    import lance.namespace
+
+    from bench_ui import declare_many
+
+    declare_many(root, LIST_TABLES)
+    auth = os.path.join(root, "auth.toml")
+    with open(auth, "w") as f:
+        f.write(f'[[principal]]\nname = "reader"\ntoken = "{TOKEN}"\nread = ["bench", "big"]\n'
+                '[[principal]]\nname = "other"\ntoken = "other-token"\nadmin = ["elsewhere"]\n')
+    servers: dict[str, tuple[subprocess.Popen, str]] = {}
+    try:
+        servers["on"] = start_ours(root, threads, extra=("--auth-file", auth))
+        servers["off"] = start_ours(root, threads, extra=("--no-metrics",))
+        conns = {
+            "on": lance.namespace.RestNamespace(uri=servers["on"][1], **{"header.Authorization": f"Bearer {TOKEN}"}),
+            "off": lance.namespace.RestNamespace(uri=servers["off"][1]),
+        }
+        for op in ops:  # both answer (the token is accepted) and the connections are warm
+            for conn in conns.values():
+                _limit_requests()[op](conn)
+        results = _interleaved(conns, ops, clients, seconds, rounds)
+    finally:
+        for proc, _ in servers.values():
+            stop(proc)
+    avg = os.getloadavg()
+    print(f"\n{seconds:.1f} s per cell x {rounds} rounds, interleaved; cpu count {os.cpu_count()}; "
+          f"load average {avg[0]:.2f} {avg[1]:.2f} {avg[2]:.2f}")
+    print("on: --auth-file (a reader principal's token) and metrics; off: no auth, --no-metrics")
+    print(f"{'op':9} {'clients':>7} | {'on rps':>8} {'p99':>6} | {'off rps':>8} {'p99':>6} | {'on/off':>7}  target >= 0.9x")
+    for op in ops:
+        for n in clients:
+            a, b = results[("on", op, n)], results[("off", op, n)]
+            ratio = a["rps"] / b["rps"]
+            print(f"{op:9} {n:>7} | {a['rps']:>8.0f} {a['p99_ms']:>6.2f} | {b['rps']:>8.0f} {b['p99_ms']:>6.2f} |"
+                  f" {ratio:>6.2f}x  {'met' if ratio >= 0.9 else 'NOT met'}"
+                  + (f"  errors {a['errors']}/{b['errors']}" if a["errors"] or b["errors"] else ""))
     return 0
 
 

@@ -20,7 +20,8 @@ import threading
 import inspect
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping  # not typing's: its isinstance check is several times slower
+from typing import Any
 
 import pydantic
 from lance_namespace import LanceNamespace
@@ -125,9 +126,44 @@ def check_request(request: Any, limits: Limits = _DEFAULT_LIMITS) -> None:
     limits.check_request(request)
 
 
+#: set while the REST server answers a call on its event loop (see NamespaceBase.inline_methods)
+_ON_EVENT_LOOP: ContextVar[bool] = ContextVar("lance_ns_on_event_loop", default=False)
+
+
+class WouldBlock(BaseException):
+    """Raised instead of blocking the REST server's event loop (a load from storage, a
+    lock another thread holds): the server then runs the same call on its backend
+    threads.  A BaseException, so no backend's error translation answers it."""
+
+
+def refuse_blocking(what: str) -> None:
+    """Call before work that may block: on the server's event loop it raises WouldBlock."""
+    if _ON_EVENT_LOOP.get():
+        raise WouldBlock(what)
+
+
+def on_event_loop(fn: Callable, *args: Any) -> Any:
+    """``fn(*args)`` with :func:`refuse_blocking` armed (WouldBlock: call it elsewhere)."""
+    token = _ON_EVENT_LOOP.set(True)
+    try:
+        return fn(*args)
+    finally:
+        _ON_EVENT_LOOP.reset(token)
+
+
 #: set while an operation runs: the operations it calls itself (DropTable's
 #: describe, CreateTable's declare...) get ids it has already checked
 _IN_OPERATION: ContextVar[bool] = ContextVar("lance_ns_in_operation", default=False)
+
+
+def call_checked(fn: Callable, *args: Any) -> Any:
+    """``fn(*args)`` for a request an earlier attempt already checked (a call that
+    would have blocked the event loop, run again on a thread): checked once, not twice."""
+    token = _IN_OPERATION.set(True)
+    try:
+        return fn(*args)
+    finally:
+        _IN_OPERATION.reset(token)
 
 
 def normalising(fn: Callable, op: Operation) -> Callable:
@@ -195,6 +231,11 @@ class NamespaceBase(LanceNamespace):
     #: backend calls the REST server runs at once (its thread pool; ``--threads`` overrides):
     #: catalogs reached over the network spend their calls waiting, so many threads pay
     server_threads = 32
+    #: read operations this backend can often answer from memory: the REST server tries
+    #: them on its event loop (no thread hand-off) and, where they would block
+    #: (:func:`refuse_blocking`), on its threads.  Only a backend whose every blocking
+    #: step on these paths calls refuse_blocking may list any.
+    inline_methods: frozenset[str] = frozenset()
 
     def __init__(self, **properties: str):
         self.properties: dict[str, str] = {str(k): str(v) for k, v in properties.items() if v is not None}

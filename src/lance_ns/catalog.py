@@ -74,7 +74,7 @@ from lance_namespace import (
 from lance_namespace_urllib3_client.models import CommitTableResult, TableVersion
 
 from . import storage, tables, vending
-from .base import NamespaceBase, is_name_too_long
+from .base import NamespaceBase, is_name_too_long, refuse_blocking
 from .dataops import TableDataOps
 from .errors import (
     ConcurrentModificationError,
@@ -239,6 +239,8 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
 
     def _vended(self, response, location: str | None, request):
         """DescribeTable / DeclareTable / CreateTable answers: credentials for the table's location."""
+        if self.vendor:
+            refuse_blocking("vending credentials")
         return self.vendor.answer(response, location, request) if self.vendor else response
 
     # -- hooks ----------------------------------------------------------------
@@ -499,6 +501,7 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
 
     def _add_detail(self, resp, request, opts) -> None:
         """Version, schema and stats from the Lance table itself (pylance)."""
+        refuse_blocking("opening the Lance table")
         from . import detail  # pylance is imported only when detail is asked for
 
         detail.fill_detail(resp, resp.location, opts, request)
@@ -506,6 +509,8 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
     @_translating
     def table_exists(self, request):
         ns, table = self._lance_table(request.id)
+        if request.version is not None:
+            refuse_blocking("checking a version")
         if request.version is not None and is_managed(table):
             self._published(ns, table, request.version)
         elif request.version is not None:
@@ -516,6 +521,7 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
 
     def _has_data(self, table: CatalogTable) -> bool:
         """Whether a table holds a committed version (False: only declared)."""
+        refuse_blocking("looking for a table's versions")
         return bool(table.location) and storage.has_versions(table.location, self._table_storage_options(table))
 
     @_translating
@@ -889,6 +895,7 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
             return True
 
     def _describe_managed(self, ns, table, resp, request, opts) -> None:
+        refuse_blocking("waiting for a granted version's manifest")
         table = self._settled(ns, table)
         latest = self._published(ns, table, None)
         resp.managed_versioning = True

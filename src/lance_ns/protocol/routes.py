@@ -57,15 +57,16 @@ class Route:
     body_field: str | None = None
     response_field: str | None = None
 
-    @property
+    # cached: every request asks (a frozen dataclass still has the __dict__ they go to)
+    @functools.cached_property
     def has_id(self) -> bool:
         return "{id}" in self.path
 
-    @property
+    @functools.cached_property
     def query_params(self) -> tuple[Param, ...]:
         return tuple(p for p in self.params if p.location == "query")
 
-    @property
+    @functools.cached_property
     def path_params(self) -> tuple[Param, ...]:
         return tuple(p for p in self.params if p.location == "path" and p.name != "id")
 

@@ -18,6 +18,7 @@ import hmac
 import json
 import logging
 import time
+import urllib.parse
 import weakref
 from collections.abc import Iterable, Mapping  # not typing's: faster isinstance checks
 from typing import Any
@@ -32,7 +33,16 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route as StarletteRoute
 
 from .. import tables, vending
-from ..base import BY_OP_ID, NamespaceBase, Operation, check_request, coerce_request
+from ..base import (
+    BY_OP_ID,
+    NamespaceBase,
+    Operation,
+    WouldBlock,
+    call_checked,
+    check_request,
+    coerce_request,
+    on_event_loop,
+)
 from ..errors import (
     InternalError,
     InvalidInputError,
@@ -87,11 +97,51 @@ _MODES_BY_OP: dict[str, list[tuple[str, type]]] = {}
 for (_op_id, _field), _enum in MODE_FIELDS.items():
     _MODES_BY_OP.setdefault(_op_id, []).append((_field, _enum))
 
-#: asyncio.timeout (Python 3.11+), else None (anyio's fail_after then)
-_ASYNCIO_TIMEOUT = getattr(asyncio, "timeout", None)
+#: (context key, lower-case header name as bytes) for lance-ns context entries sent as headers
+_CONTEXT_HEADERS = tuple((key, header.lower().encode()) for key, header in R.CONTEXT_HEADERS.items())
+_ARROW_FILE_TYPE = R.ARROW_FILE.encode()
+
+#: whether a task can take back a cancellation (Python 3.11+), as _Deadlines needs
+_UNCANCEL = hasattr(asyncio.Task, "uncancel")
 
 #: seconds a client answered 503 (every backend thread busy) is told to wait before retrying
 RETRY_AFTER_SECONDS = 1
+
+
+class _Deadlines:
+    """The body timeout of every request of one event loop, kept by one timer: a task
+    still reading its body after its deadline is cancelled.  A timer per request
+    (``asyncio.timeout``) costs as much as the rest of reading a small body; this costs
+    a dict entry, and a deadline is met at most a quarter of the timeout late."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, seconds: float):
+        self.loop, self.seconds = loop, seconds
+        self.period = min(max(seconds / 4, 0.01), 1.0)
+        self.pending: dict[asyncio.Task, float] = {}
+        self._cancelled: set[asyncio.Task] = set()
+        self._timer: asyncio.TimerHandle | None = None
+
+    def start(self, task: asyncio.Task) -> None:
+        self.pending[task] = self.loop.time() + self.seconds
+        if self._timer is None:
+            self._timer = self.loop.call_later(self.period, self._sweep)
+
+    def expired(self, task: asyncio.Task) -> bool:
+        """Whether ``task`` was cancelled by its deadline (then the cancellation is taken back)."""
+        if task not in self._cancelled:
+            return False
+        self._cancelled.discard(task)
+        task.uncancel()
+        return True
+
+    def _sweep(self) -> None:
+        now = self.loop.time()
+        for task, deadline in list(self.pending.items()):
+            if deadline <= now:
+                del self.pending[task]
+                self._cancelled.add(task)
+                task.cancel()
+        self._timer = self.loop.call_later(self.period, self._sweep) if self.pending else None
 
 
 class _Busy(ServiceUnavailableError):
@@ -102,7 +152,7 @@ class _BodyTimeout(InvalidInputError):
     """A body not received in time: code 13 (InvalidInput) with HTTP 408."""
 
 
-def _json_error(exc: BaseException, path: str = "", status: int | None = None) -> JSONResponse:
+def _json_error(exc: BaseException, path: str = "", status: int | None = None) -> "_Answer":
     if status is None:
         # oversize bodies (raw or decoded) 413, stalled bodies 408: both code 13
         if isinstance(exc, tables.DataTooLarge):
@@ -114,10 +164,10 @@ def _json_error(exc: BaseException, path: str = "", status: int | None = None) -
     body = error_body(exc, instance=path or None)
     for field in ("error", "detail"):  # a backend's message may quote a secret
         body[field] = redact_text(body[field])
-    headers = {"connection": "close"} if status in (408, 413) else None  # the rest of the body is not read
+    headers = ((b"connection", b"close"),) if status in (408, 413) else ()  # the rest of the body is not read
     if isinstance(exc, _Busy):
-        headers = {"retry-after": str(RETRY_AFTER_SECONDS)}
-    return JSONResponse(body, status_code=status, headers=headers)
+        headers = ((b"retry-after", str(RETRY_AFTER_SECONDS).encode()),)
+    return _Answer(_json_bytes(body), status, _JSON_TYPE, headers, code=body.get("code"))
 
 
 def _json_bytes(result: Any) -> bytes:
@@ -126,8 +176,70 @@ def _json_bytes(result: Any) -> bytes:
     return pydantic_core.to_json({} if result is None else result, by_alias=True, exclude_none=True)
 
 
-class _JSONBytes(Response):
-    media_type = R.JSON
+_JSON_TYPE = R.JSON.encode()
+
+
+class _Answer:
+    """A whole response as raw ASGI messages: the body is bytes already, so it needs no
+    Starlette Response (header objects, a render step).  Any Starlette endpoint may
+    return it too (it is an ASGI callable)."""
+
+    __slots__ = ("body", "status", "media_type", "headers", "code")
+
+    def __init__(self, body: bytes, status: int = 200, media_type: bytes = _JSON_TYPE,
+                 headers: tuple = (), code: int | None = None):
+        self.body, self.status, self.media_type, self.headers = body, status, media_type, headers
+        #: the protocol's error code of an error answer (metrics), None otherwise
+        self.code = code
+
+    async def __call__(self, scope, receive, send) -> None:
+        headers = [(b"content-type", self.media_type), (b"content-length", str(len(self.body)).encode()),
+                   *self.headers]
+        await send({"type": "http.response.start", "status": self.status, "headers": headers})
+        await send({"type": "http.response.body", "body": self.body})
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_query(raw: bytes) -> dict[str, list[str]]:
+    """A query string's parameters (shared between requests: read, never change it)."""
+    parsed: dict[str, list[str]] = {}
+    for key, value in urllib.parse.parse_qsl(raw.decode("latin-1"), keep_blank_values=True):
+        parsed.setdefault(key, []).append(value)
+    return parsed
+
+
+class _Incoming:
+    """What the handler reads of a request, straight from the ASGI scope (Starlette's
+    Request would build header and query objects the handler does not need)."""
+
+    __slots__ = ("scope", "receive", "_headers")
+
+    def __init__(self, scope, receive):
+        self.scope, self.receive = scope, receive
+        self._headers: dict[bytes, bytes] | None = None
+
+    def header(self, name: bytes) -> str | None:
+        """A header's value (``name`` in lower case), None when absent."""
+        if self._headers is None:
+            self._headers = dict(self.scope["headers"])
+        value = self._headers.get(name)
+        return None if value is None else value.decode("latin-1")
+
+    @property
+    def query(self) -> dict[str, list[str]]:
+        raw = self.scope.get("query_string") or b""
+        return _parse_query(raw) if raw else _NO_QUERY
+
+    def query_value(self, name: str) -> str | None:
+        values = self.query.get(name)
+        return values[-1] if values else None
+
+    @property
+    def media_type(self) -> str:
+        return (self.header(b"content-type") or "").split(";", 1)[0].strip().lower()
+
+
+_NO_QUERY: dict[str, list[str]] = {}
 
 
 def _check_arrow_stream(data: bytes, allow_empty: bool, max_decoded_bytes: int | None) -> None:
@@ -175,8 +287,23 @@ def _call_shielded(fn, *args):
         raise
 
 
-def _media_type(request: Request) -> str:
-    return request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+#: bodies up to this size, and this many requests, are remembered as built (NamespaceApp._known)
+_KNOWN_BODY_BYTES = 1024
+_KNOWN_REQUESTS = 4096
+
+#: _answer_inline's "it would block": run the call on the backend's threads
+_WOULD_BLOCK = object()
+
+
+def _answer_inline(fn, req, checked: bool):
+    """A read the backend answers from memory, on the event loop; _WOULD_BLOCK when it
+    would have to wait (storage, a lock), so that the caller runs it on a thread."""
+    try:
+        if checked:
+            return on_event_loop(_call_shielded, call_checked, fn, req)
+        return on_event_loop(_call_shielded, fn, req)
+    except WouldBlock:
+        return _WOULD_BLOCK
 
 
 class NamespaceApp:
@@ -197,13 +324,15 @@ class NamespaceApp:
         auth_file: str | None = None,
         ui: bool = True,
         queue_timeout: float = DEFAULT_QUEUE_TIMEOUT,
+        metrics: bool = True,
     ):
         self.namespace = namespace
         #: our namespaces check every request once themselves (lance_ns.base.normalising)
         self._checks_requests = isinstance(namespace, NamespaceBase)
         self.ui = ui  # the catalog browser at /ui/ (server.ui)
         self.auth_file = A.AuthFile(auth_file) if auth_file else None
-        self.metrics = Metrics()
+        #: Prometheus metrics (/metrics), None when turned off (``--no-metrics``)
+        self.metrics = Metrics() if metrics else None
         self._tokens = [t.encode() for t in ([auth_token] if auth_token else [])]
         self._keys = [k.encode() for k in (api_keys or []) if k]
         self.max_body_bytes = int(max_body_bytes)
@@ -217,11 +346,17 @@ class NamespaceApp:
         if self.threads < 1:
             raise InvalidInputError(f"threads must be at least 1, got {self.threads}")
         self.queue_timeout = float(queue_timeout)
+        #: reads the backend answers from memory: tried on the event loop first (no thread hand-off)
+        self._inline_methods = frozenset(getattr(namespace, "inline_methods", ()) or ())
+        #: the requests of those reads as built and checked, by their bytes: a client asks
+        #: the same describe again and again (bounded: cleared when full)
+        self._known: dict[tuple, Any] = {}
         self.log_requests = log_requests
         # the backend's own threads: a blocking call (a slow catalog, object storage) never
         # runs on the event loop, and at most ``threads`` run at once
         self._pool = concurrent.futures.ThreadPoolExecutor(self.threads, thread_name_prefix="lance-ns-backend")
         weakref.finalize(self, self._pool.shutdown, wait=False)
+        self._deadlines: _Deadlines | None = None  # body reads under way (their timeout)
         self._slots: asyncio.Semaphore | None = None  # free threads, on the loop that serves (a test
         self._slots_loop: asyncio.AbstractEventLoop | None = None  # client may start one per request)
         # the server's own credentials: never sent back in a response's storage_options
@@ -251,29 +386,45 @@ class NamespaceApp:
         finally:
             slots.release()
 
-    async def _body(self, request: Request) -> bytes:
-        declared = request.headers.get("content-length")
+    async def _body(self, request: _Incoming) -> bytes:
+        declared = request.header(b"content-length")
         if declared and declared.isdigit() and int(declared) > self.max_body_bytes:
             raise tables.DataTooLarge(f"request body exceeds the limit of {self.max_body_bytes} bytes")
-        try:
-            # uvicorn has no body timeout: a client trickling bytes would hold a connection forever.
-            # asyncio's own timeout (3.11+) is a timer handle; anyio's cancel scope costs several times more
-            if _ASYNCIO_TIMEOUT is not None:
-                async with _ASYNCIO_TIMEOUT(self.body_timeout):
+        # uvicorn has no body timeout: a client trickling bytes would hold a connection forever
+        if not _UNCANCEL:  # Python 3.10: anyio's cancel scope
+            try:
+                with anyio.fail_after(self.body_timeout):
                     return await self._read_body(request)
-            with anyio.fail_after(self.body_timeout):
-                return await self._read_body(request)
-        except TimeoutError:
+            except TimeoutError:
+                raise _BodyTimeout(f"request body not received within {self.body_timeout:g} s") from None
+        loop = asyncio.get_running_loop()
+        deadlines = self._deadlines
+        if deadlines is None or deadlines.loop is not loop:  # one per loop (a test client may start several)
+            deadlines = self._deadlines = _Deadlines(loop, self.body_timeout)
+        task = asyncio.current_task()
+        deadlines.start(task)
+        try:
+            return await self._read_body(request)
+        except asyncio.CancelledError:
+            if not deadlines.expired(task):
+                raise
             raise _BodyTimeout(f"request body not received within {self.body_timeout:g} s") from None
+        finally:
+            deadlines.pending.pop(task, None)
 
-    async def _read_body(self, request: Request) -> bytes:
-        chunks, size = [], 0
-        async for chunk in request.stream():
+    async def _read_body(self, request: _Incoming) -> bytes:
+        chunks, size, more = [], 0, True
+        while more:
+            message = await request.receive()
+            if message["type"] == "http.disconnect":
+                raise InvalidInputError("the client disconnected before sending the whole body")
+            chunk = message.get("body", b"")
+            more = message.get("more_body", False)
             size += len(chunk)
             if size > self.max_body_bytes:
                 raise tables.DataTooLarge(f"request body exceeds the limit of {self.max_body_bytes} bytes")
             chunks.append(chunk)
-        return b"".join(chunks)
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
     @property
     def auth_required(self) -> bool:
@@ -333,11 +484,13 @@ class NamespaceApp:
         return result if len(kept) == len(names) else result.model_copy(update={"namespaces": kept})
 
     # -- request -> model ---------------------------------------------------------
-    async def _json_body(self, request: Request) -> dict:
-        data = await self._body(request)
+    async def _json_body(self, request: _Incoming) -> dict:
+        return self._json_fields(request, await self._body(request))
+
+    def _json_fields(self, request: _Incoming, data: bytes) -> dict:
         if not data.strip():
             return {}
-        media = _media_type(request)
+        media = request.media_type
         if media and media != R.JSON and not media.endswith("+json"):
             raise InvalidInputError(f"expected Content-Type {R.JSON}, got {media!r}")
         try:
@@ -348,12 +501,14 @@ class NamespaceApp:
             raise InvalidInputError(f"request body is nested deeper than {MAX_JSON_DEPTH} levels") from None
         if not isinstance(body, dict):
             raise InvalidInputError("request body must be a JSON object")
-        _check_json(body)
+        # only an escape can make a lone surrogate, only that many brackets a deep nesting
+        if b"\\u" in data or data.count(b"[") + data.count(b"{") > MAX_JSON_DEPTH:
+            _check_json(body)
         return body
 
-    async def _arrow_body(self, request: Request, op: Operation) -> bytes:
+    async def _arrow_body(self, request: _Incoming, op: Operation) -> bytes:
         data = await self._body(request)
-        media = _media_type(request)
+        media = request.media_type
         if data and media not in (R.ARROW_STREAM, "application/octet-stream", ""):
             raise InvalidInputError(f"expected Content-Type {R.ARROW_STREAM}, got {media!r}")
         # CreateTable with an empty body means "create an empty table" to some
@@ -362,10 +517,10 @@ class NamespaceApp:
         return data
 
     @staticmethod
-    def _context_from_headers(request: Request, fields: dict) -> None:
+    def _context_from_headers(request: _Incoming, fields: dict) -> None:
         """lance-ns context entries sent as headers (``x-lance-ns-purge``) back into the context."""
-        for key, header in R.CONTEXT_HEADERS.items():
-            value = request.headers.get(header)
+        for key, header in _CONTEXT_HEADERS:
+            value = request.header(header)
             if value is not None:
                 context = fields.get("context")
                 fields["context"] = {**(context if isinstance(context, dict) else {}), key: value}
@@ -384,33 +539,48 @@ class NamespaceApp:
             check_request(model)
         return model
 
-    async def _current(self, request: Request, route: R.Route) -> Response:
+    async def _current(self, request: _Incoming, route: R.Route) -> _Answer:
         op = route.op
-        delimiter = request.query_params.get("delimiter") or REST_DELIMITER
+        query = request.query
+        delimiter = request.query_value("delimiter") or REST_DELIMITER
         fields: dict[str, Any] = {}
-        data = None
+        data = known = None
         if route.body == "json":
-            fields = await self._json_body(request)
+            raw = await self._body(request)
+            if op.method in self._inline_methods and len(raw) <= _KNOWN_BODY_BYTES:
+                known = (op.method, request.scope["path"], request.scope.get("query_string"), raw,
+                         *(request.header(h) for _, h in _CONTEXT_HEADERS))
+                req = self._known.get(known)
+                if req is not None:  # this very request was built and checked before
+                    return await self._call(route, req, None, request.scope.get(PRINCIPAL, A.ANONYMOUS), True)
+            fields = self._json_fields(request, raw)
             if route.body_field:  # the body is the field's value itself (a bare map)
                 fields = {route.body_field: fields}
         elif route.body == "arrow":
             data = await self._arrow_body(request, op)
         if route.has_id:
-            path_id = split_id(request.path_params["id"], delimiter)
+            path_id = split_id(request.scope["path_params"]["id"], delimiter)
             body_id = fields.get("id")
             if body_id is not None and body_id != path_id:
                 raise InvalidInputError(f"body id {body_id!r} does not match the path id {path_id!r}")
             fields["id"] = path_id
         for p in route.path_params:
-            fields[p.name] = request.path_params[p.name]
-        for p in route.query_params:
-            values = request.query_params.getlist(p.name)
-            if values:
-                fields[p.name] = R.parse_query_value(p, values)
+            fields[p.name] = request.scope["path_params"][p.name]
+        if query:
+            for p in route.query_params:
+                values = query.get(p.name)
+                if values:
+                    fields[p.name] = R.parse_query_value(p, values)
         self._context_from_headers(request, fields)
-        return await self._call(route, self._model(op, fields), data, request.scope.get(PRINCIPAL, A.ANONYMOUS))
+        req = self._model(op, fields)
+        answer = await self._call(route, req, data, request.scope.get(PRINCIPAL, A.ANONYMOUS))
+        if known is not None and answer.status < 400:  # answered: its checks passed
+            if len(self._known) >= _KNOWN_REQUESTS:
+                self._known.clear()
+            self._known[known] = req
+        return answer
 
-    async def _seed(self, request: Request, op: Operation) -> Response:
+    async def _seed(self, request: _Incoming, op: Operation) -> _Answer:
         """The seed spec's ``POST /<OperationId>``: the JSON body is the request.
 
         Data operations take the Arrow IPC stream as the body instead; their
@@ -419,14 +589,14 @@ class NamespaceApp:
         """
         route = R.ROUTES[op.method]
         data = None
-        if op.has_data and _media_type(request) in (R.ARROW_STREAM, "application/octet-stream"):
+        if op.has_data and request.media_type in (R.ARROW_STREAM, "application/octet-stream"):
             data = await self._arrow_body(request, op)
             fields: dict[str, Any] = {}
-            delimiter = request.query_params.get("delimiter") or REST_DELIMITER
-            if "id" in request.query_params:
-                fields["id"] = split_id(request.query_params["id"], delimiter)
+            delimiter = request.query_value("delimiter") or REST_DELIMITER
+            if request.query_value("id") is not None:
+                fields["id"] = split_id(request.query_value("id"), delimiter)
             for p in route.query_params:
-                values = request.query_params.getlist(p.name)
+                values = request.query.get(p.name)
                 if values:
                     fields[p.name] = R.parse_query_value(p, values)
         else:
@@ -438,7 +608,9 @@ class NamespaceApp:
         return await self._call(route, self._model(op, fields), data, request.scope.get(PRINCIPAL, A.ANONYMOUS))
 
     # -- model -> backend -> response -------------------------------------------------
-    async def _call(self, route: R.Route, req: Any, data: bytes | None, principal: A.Principal) -> Response:
+    async def _call(self, route: R.Route, req: Any, data: bytes | None, principal: A.Principal,
+                    checked: bool = False) -> _Answer:
+        """Run the operation (``checked``: ``req`` was checked before) and render its answer."""
         fn = getattr(self.namespace, route.op.method)
         mutating = not A.is_read_method(route.op.method)
         try:
@@ -449,9 +621,15 @@ class NamespaceApp:
                 fn = functools.partial(vending.capped, vending.Permission.READ, fn)
             start = time.perf_counter()
             try:
-                result = await (self._run(fn, req, data) if route.op.has_data else self._run(fn, req))
+                if route.op.method not in self._inline_methods:
+                    result = await (self._run(fn, req, data) if route.op.has_data else self._run(fn, req))
+                else:
+                    result = _answer_inline(fn, req, checked)
+                    if result is _WOULD_BLOCK:  # checked already: not again on the thread
+                        result = await self._run(call_checked, fn, req)
             finally:
-                self.metrics.observe_backend(route.op.op_id, time.perf_counter() - start)
+                if self.metrics is not None:
+                    self.metrics.observe_backend(route.op.op_id, time.perf_counter() - start)
         except BaseException as e:
             if mutating:
                 self._audit(principal, route, req, f"error code {code_of(e)}")
@@ -463,17 +641,17 @@ class NamespaceApp:
             payload = result if isinstance(result, (bytes, bytearray)) else getattr(result, "data", None)
             if isinstance(payload, str):
                 payload = payload.encode("latin-1")
-            return Response(bytes(payload or b""), status_code=route.status, media_type=R.ARROW_FILE)
+            return _Answer(bytes(payload or b""), route.status, _ARROW_FILE_TYPE)
         if route.response == "count":
             count = result if isinstance(result, int) else getattr(result, "count", None)
             if count is None and isinstance(result, Mapping):
                 count = result.get("count")
-            return _JSONBytes(_json_bytes(int(count or 0)), status_code=route.status)
+            return _Answer(_json_bytes(int(count or 0)), route.status)
         if route.response == "text":
-            return _JSONBytes(_json_bytes(result if isinstance(result, str) else str(result)), status_code=route.status)
+            return _Answer(_json_bytes(result if isinstance(result, str) else str(result)), route.status)
         if route.response_field:  # the response body is that field's value (a bare map)
             result = getattr(result, route.response_field, None) or {}
-        return _JSONBytes(_json_bytes(result), status_code=route.status)
+        return _Answer(_json_bytes(result), route.status)
 
     @staticmethod
     def _audit(principal: A.Principal, route: R.Route, req: Any, outcome: str) -> None:
@@ -487,9 +665,11 @@ class NamespaceApp:
         server's own configured credentials are removed (a remote client brings its
         own); non-secret options (endpoint, region, allow_http) and credentials the
         backend vends for the table stay."""
+        if not self._own_secrets:
+            return result
         is_map = isinstance(result, Mapping)
         opts = result.get("storage_options") if is_map else getattr(result, "storage_options", None)
-        if not isinstance(opts, Mapping) or not opts or not self._own_secrets:
+        if not isinstance(opts, Mapping) or not opts:
             return result
         kept = {k: v for k, v in opts.items() if not (is_secret_key(k) and str(v) in self._own_secrets)}
         if len(kept) == len(opts):
@@ -500,17 +680,17 @@ class NamespaceApp:
 
     # -- endpoints -------------------------------------------------------------------
     def _endpoint(self, route: R.Route):
-        async def endpoint(request: Request) -> Response:
+        async def endpoint(request: Request) -> _Answer:
             request.scope[OPERATION] = route.op.op_id
-            return await self._current(request, route)
+            return await self._current(_Incoming(request.scope, request.receive), route)
 
         endpoint.__name__ = route.op.op_id
         return endpoint
 
     def _seed_endpoint(self, op: Operation):
-        async def endpoint(request: Request) -> Response:
+        async def endpoint(request: Request) -> _Answer:
             request.scope[OPERATION] = op.op_id
-            return await self._seed(request, op)
+            return await self._seed(_Incoming(request.scope, request.receive), op)
 
         endpoint.__name__ = f"seed_{op.op_id}"
         return endpoint
@@ -543,10 +723,11 @@ class NamespaceApp:
             table.append(StarletteRoute(f"/{op_id}", self._seed_endpoint(op), methods=["POST"]))
         table += [
             StarletteRoute("/health", self.health, methods=["GET"]),
-            StarletteRoute("/metrics", self.metrics_endpoint, methods=["GET"]),
             StarletteRoute("/openapi.json", self.openapi_json, methods=["GET"]),
             StarletteRoute("/openapi.yaml", self.openapi_yaml, methods=["GET"]),
         ]
+        if self.metrics is not None:
+            table.append(StarletteRoute("/metrics", self.metrics_endpoint, methods=["GET"]))
         if self.ui:
             table.append(ui.mount(self))
 
@@ -576,18 +757,37 @@ class NamespaceApp:
 
     async def serve_route(self, scope, receive, send, route: R.Route, path_id: str | None) -> None:
         """Serve a request :class:`_FastRoutes` matched, as Starlette would (same
-        handler, same error answers) without its routing and middleware layers."""
-        scope[OPERATION] = route.op.op_id
+        handler, same error answers) without its routing and middleware layers; the
+        answer is in hand before it is sent, so metrics and the log line need no
+        wrapper around ``send``."""
+        start = time.perf_counter()
+        metrics = self.metrics
+        if metrics is not None:
+            metrics.started()
+        answer = None
         if path_id is not None:
             scope["path_params"] = {"id": path_id}
         try:
-            response = await self._current(Request(scope, receive), route)
-        except Exception as exc:
-            response = _error_response(exc, scope["method"], scope["path"])
-        await response(scope, receive, send)
+            try:
+                answer = await self._current(_Incoming(scope, receive), route)
+            except Exception as exc:
+                answer = _error_response(exc, scope["method"], scope["path"])
+            except BaseException as exc:  # a Rust panic is no Exception
+                if not tables.is_panic(exc):
+                    raise
+                log.error("Lance panicked on %s %s: %s", scope["method"], scope["path"], exc)
+                answer = _json_error(InternalError("the storage engine failed unexpectedly"), scope["path"])
+            await answer(scope, receive, send)
+        finally:
+            elapsed = time.perf_counter() - start
+            status = answer.status if answer is not None else 500
+            if metrics is not None:
+                metrics.finished(route.op.op_id, status, elapsed, answer.code if answer is not None else "none")
+            if self.log_requests and log.isEnabledFor(logging.INFO):
+                log.info("%s %s %d %.1fms", scope["method"], scope["path"], status, elapsed * 1000)
 
 
-def _error_response(exc: Exception, method: str, path: str) -> Response:
+def _error_response(exc: Exception, method: str, path: str) -> _Answer:
     """The answer to an exception a handler raised: the error body of its code; an
     unexpected one is logged (redacted) and answered 500 code 18."""
     if not isinstance(exc, LanceNamespaceError):
@@ -637,6 +837,10 @@ def _match_order(route: R.Route) -> tuple:
     return (1, -route.path.split("{id}", 1)[1].count("/"))
 
 
+#: paths answered without credentials
+_OPEN_PATHS = frozenset({"/health", "/openapi.json", "/openapi.yaml"})
+
+
 class _Outer:
     """Pure ASGI wrapper: authentication, request logging with latency.
 
@@ -653,20 +857,40 @@ class _Outer:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
+        owner = self.owner
+        if (owner.auth_required and scope["path"] not in _OPEN_PATHS
+                and not owner.authenticates_itself(scope["path"])):
+            headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+            try:
+                scope[PRINCIPAL] = owner._authenticate(headers)
+            except UnauthenticatedError as e:
+                answer = _json_error(e, scope["path"])
+                answer.headers += ((b"www-authenticate", b"Bearer"),)
+                return await self._logged(answer, scope, receive, send)
+        route, path_id = (None, None) if scope.get("root_path") else self.fast.match(scope["method"], scope["path"])
+        if route is not None:  # the protocol's routes: metrics and log line in serve_route
+            scope[OPERATION] = route.op.op_id
+            return await owner.serve_route(scope, receive, send, route, path_id)
+        return await self._logged(self.app, scope, receive, send)
+
+    async def _logged(self, app, scope, receive, send):
+        """``app`` (Starlette's routes, or an answer) with metrics and the log line taken
+        from the messages it sends."""
         start = time.perf_counter()
         status_box = [0]
         code_box: list = [None]
         logged = [False]
         metrics = self.owner.metrics
-        metrics.in_flight.inc()
+        if metrics is not None:
+            metrics.started()
 
         def log_request() -> None:
             if logged[0]:
                 return
             logged[0] = True
             elapsed = time.perf_counter() - start
-            metrics.in_flight.dec()
-            metrics.observe(scope.get(OPERATION, "other"), status_box[0], elapsed, code_box[0])
+            if metrics is not None:
+                metrics.finished(scope.get(OPERATION, "other"), status_box[0], elapsed, code_box[0])
             if self.owner.log_requests and log.isEnabledFor(logging.INFO):
                 log.info("%s %s %d %.1fms", scope["method"], scope["path"], status_box[0], elapsed * 1000)
 
@@ -681,20 +905,7 @@ class _Outer:
             await send(message)
 
         try:
-            if (self.owner.auth_required and scope["path"] not in ("/health", "/openapi.json", "/openapi.yaml")
-                    and not self.owner.authenticates_itself(scope["path"])):
-                headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
-                try:
-                    scope[PRINCIPAL] = self.owner._authenticate(headers)
-                except UnauthenticatedError as e:
-                    resp = _json_error(e, scope["path"])
-                    resp.headers["www-authenticate"] = "Bearer"
-                    return await resp(scope, receive, send_wrapper)
-            route, path_id = (None, None) if scope.get("root_path") else self.fast.match(scope["method"], scope["path"])
-            if route is not None:
-                await self.owner.serve_route(scope, receive, send_wrapper, route, path_id)
-            else:
-                await self.app(scope, receive, send_wrapper)
+            await app(scope, receive, send_wrapper)
         except Exception:
             # Starlette re-raises an error it has already answered (500 code 18) and
             # logged (redacted): raised further, uvicorn would log it again unredacted
@@ -736,6 +947,7 @@ def create_app(
     auth_file: str | None = None,
     ui: bool = True,
     queue_timeout: float = DEFAULT_QUEUE_TIMEOUT,
+    metrics: bool = True,
 ):
     """The ASGI app serving ``namespace`` over the Lance REST protocol (and, unless
     ``ui=False``, the catalog browser at ``/ui/``)."""
@@ -752,4 +964,5 @@ def create_app(
         auth_file=auth_file,
         ui=ui,
         queue_timeout=queue_timeout,
+        metrics=metrics,
     ).build()

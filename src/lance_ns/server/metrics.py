@@ -7,64 +7,151 @@
 * ``lance_ns_requests_in_flight``: requests being served.
 
 ``operation`` is the OperationId (``DescribeTable``), or ``health``/``metrics``/``other``.
-Each app has its own registry (several servers in one process do not mix).  With
-several worker processes the variable ``PROMETHEUS_MULTIPROC_DIR`` (set by
-``--workers``) makes ``/metrics`` answer the sum over every worker.
+Each app has its own registry (several servers in one process do not mix).
+
+One process keeps its numbers as plain Python numbers, changed only on the event loop
+(so without prometheus-client's lock per change), and hands them to prometheus-client
+as a custom collector when scraped.  With several worker processes the variable
+``PROMETHEUS_MULTIPROC_DIR`` (set by ``--workers``) makes the metrics prometheus-client's
+own shared-file values, and ``/metrics`` answers the sum over every worker.
 """
 
 from __future__ import annotations
 
 import os
+from bisect import bisect_left
 from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 
 #: request latencies from 1 ms to 60 s
 BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 
+_REQUESTS = ("lance_ns_requests", "Answered requests")
+_LATENCY = ("lance_ns_request_duration_seconds", "Request latency")
+_ERRORS = ("lance_ns_errors", "Error answers by the protocol's error code")
+_BACKEND = ("lance_ns_backend_call_duration_seconds", "Latency of the backend call")
+_IN_FLIGHT = ("lance_ns_requests_in_flight", "Requests being served")
 
-class Metrics:
+
+def Metrics() -> "Tally | SharedMetrics":
+    """The metrics of one app: shared between worker processes when they run under ``--workers``."""
+    return SharedMetrics() if os.environ.get("PROMETHEUS_MULTIPROC_DIR") else Tally()
+
+
+class _Histogram:
+    __slots__ = ("counts", "sum")
+
     def __init__(self) -> None:
+        self.counts = [0] * (len(BUCKETS) + 1)  # per bucket, the last one +Inf
+        self.sum = 0.0
+
+    def observe(self, seconds: float) -> None:
+        self.counts[bisect_left(BUCKETS, seconds)] += 1
+        self.sum += seconds
+
+    def cumulative(self) -> list[tuple[str, int]]:
+        total, out = 0, []
+        for bound, count in zip((*map(str, BUCKETS), "+Inf"), self.counts):
+            total += count
+            out.append((bound, total))
+        return out
+
+
+class Tally:
+    """One process's metrics: a request costs a few dict lookups and additions."""
+
+    def __init__(self) -> None:
+        self.in_flight = 0
+        self._requests: dict[tuple[str, int], int] = {}
+        self._errors: dict[tuple[str, Any], int] = {}
+        self._latency: dict[str, _Histogram] = {}
+        self._backend: dict[str, _Histogram] = {}
         self.registry = CollectorRegistry(auto_describe=True)
-        r = self.registry
-        self.requests = Counter("lance_ns_requests", "Answered requests", ["operation", "status"], registry=r)
-        self.latency = Histogram("lance_ns_request_duration_seconds", "Request latency", ["operation"],
-                                 buckets=BUCKETS, registry=r)
-        self.errors = Counter("lance_ns_errors", "Error answers by the protocol's error code", ["operation", "code"],
-                              registry=r)
-        self.backend = Histogram("lance_ns_backend_call_duration_seconds", "Latency of the backend call",
-                                 ["operation"], buckets=BUCKETS, registry=r)
-        self.in_flight = Gauge("lance_ns_requests_in_flight", "Requests being served", registry=r,
-                               multiprocess_mode="livesum")
+        self.registry.register(self)
 
-        # labelled children by their labels: prometheus-client's labels() takes a lock and
-        # builds a key on every call; a request should cost a dict lookup per series
-        self._requests: dict[tuple[str, ...], Any] = {}
-        self._latency: dict[tuple[str, ...], Any] = {}
-        self._backend: dict[tuple[str, ...], Any] = {}
+    def started(self) -> None:
+        self.in_flight += 1
 
-    def observe(self, operation: str, status: int, seconds: float, code: int | None) -> None:
-        _child(self._requests, self.requests, operation, str(status)).inc()
-        _child(self._latency, self.latency, operation).observe(seconds)
+    def finished(self, operation: str, status: int, seconds: float, code: int | str | None) -> None:
+        self.in_flight -= 1
+        key = (operation, status)
+        self._requests[key] = self._requests.get(key, 0) + 1
+        _histogram(self._latency, operation).observe(seconds)
         if code is not None:
-            self.errors.labels(operation, str(code)).inc()
+            key = (operation, code)
+            self._errors[key] = self._errors.get(key, 0) + 1
 
     def observe_backend(self, operation: str, seconds: float) -> None:
-        _child(self._backend, self.backend, operation).observe(seconds)
+        _histogram(self._backend, operation).observe(seconds)
+
+    def collect(self):
+        """prometheus-client's collector protocol: the families, built when scraped."""
+        requests = CounterMetricFamily(*_REQUESTS, labels=["operation", "status"])
+        for (operation, status), n in sorted(self._requests.items()):
+            requests.add_metric([operation, str(status)], n)
+        errors = CounterMetricFamily(*_ERRORS, labels=["operation", "code"])
+        for (operation, code), n in sorted(self._errors.items(), key=str):
+            errors.add_metric([operation, str(code)], n)
+        yield requests
+        yield errors
+        for (name, doc), series in ((_LATENCY, self._latency), (_BACKEND, self._backend)):
+            family = HistogramMetricFamily(name, doc, labels=["operation"])
+            for operation, histogram in sorted(series.items()):
+                family.add_metric([operation], histogram.cumulative(), histogram.sum)
+            yield family
+        yield GaugeMetricFamily(*_IN_FLIGHT, value=self.in_flight)
 
     def exposition(self) -> tuple[bytes, str]:
-        if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-            from prometheus_client import multiprocess
-
-            registry = CollectorRegistry()
-            multiprocess.MultiProcessCollector(registry)
-            return generate_latest(registry), CONTENT_TYPE_LATEST
         return generate_latest(self.registry), CONTENT_TYPE_LATEST
 
 
-def _child(cache: dict[tuple[str, ...], Any], metric: Any, *labels: str) -> Any:
-    """``metric.labels(*labels)``, created once and then found in ``cache``."""
-    child = cache.get(labels)
-    if child is None:
-        child = cache[labels] = metric.labels(*labels)
-    return child
+def _histogram(series: dict[str, _Histogram], operation: str) -> _Histogram:
+    histogram = series.get(operation)
+    if histogram is None:
+        histogram = series[operation] = _Histogram()
+    return histogram
+
+
+class SharedMetrics:
+    """Worker processes' metrics: prometheus-client's values in ``PROMETHEUS_MULTIPROC_DIR``."""
+
+    def __init__(self) -> None:
+        r = self.registry = CollectorRegistry(auto_describe=True)
+        self.requests = Counter(*_REQUESTS, ["operation", "status"], registry=r)
+        self.latency = Histogram(*_LATENCY, ["operation"], buckets=BUCKETS, registry=r)
+        self.errors = Counter(*_ERRORS, ["operation", "code"], registry=r)
+        self.backend = Histogram(*_BACKEND, ["operation"], buckets=BUCKETS, registry=r)
+        self.in_flight_gauge = Gauge(*_IN_FLIGHT, registry=r, multiprocess_mode="livesum")
+        # labelled children by their labels: prometheus-client's labels() takes a lock and
+        # builds a key on every call
+        self._children: dict[tuple, Any] = {}
+
+    def started(self) -> None:
+        self.in_flight_gauge.inc()
+
+    def finished(self, operation: str, status: int, seconds: float, code: int | str | None) -> None:
+        self.in_flight_gauge.dec()
+        self._child(self.requests, operation, str(status)).inc()
+        self._child(self.latency, operation).observe(seconds)
+        if code is not None:
+            self._child(self.errors, operation, str(code)).inc()
+
+    def observe_backend(self, operation: str, seconds: float) -> None:
+        self._child(self.backend, operation).observe(seconds)
+
+    def _child(self, metric: Any, *labels: str) -> Any:
+        """``metric.labels(*labels)``, created once."""
+        key = (metric, *labels)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*labels)
+        return child
+
+    def exposition(self) -> tuple[bytes, str]:
+        from prometheus_client import multiprocess
+
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)
+        return generate_latest(registry), CONTENT_TYPE_LATEST

@@ -29,6 +29,7 @@ Where this one differs is how it keeps the table:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
@@ -40,6 +41,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from ... import storage
+from ...base import refuse_blocking
 from ...errors import ConcurrentModificationError
 from .layout import ID_DELIMITER, MANIFEST_DIR
 
@@ -122,7 +124,7 @@ def _is_missing(exc: Exception) -> bool:
 
 class Manifest:
     def __init__(self, root: str, storage_options: dict[str, str], compact_every: int = 32,
-                 retain_versions: int = 8, staleness: float = 0.0):
+                 retain_versions: int = 8, staleness: float = 0.0, remote: bool = False):
         self.uri = storage.join(root, MANIFEST_DIR)
         self.storage_options = storage_options or None
         self.compact_every = compact_every
@@ -136,6 +138,8 @@ class Manifest:
         #: seconds a read may rely on the last version check (0: every read checks)
         self.staleness = max(float(staleness), 0.0)
         self._checked_at = float("-inf")  # time.monotonic() of the last version check
+        #: on object storage the version check is a LIST request: never made on the server's event loop
+        self.remote = remote
 
     # -- reading -------------------------------------------------------------
     @property
@@ -146,6 +150,8 @@ class Manifest:
         """Before a read: :meth:`refresh`, unless the last check is younger than ``staleness``."""
         if self.staleness and time.monotonic() - self._checked_at < self.staleness:
             return
+        if self.remote:
+            refuse_blocking("checking __manifest's latest version on object storage")
         self.refresh()
 
     def refresh(self) -> None:
@@ -155,6 +161,7 @@ class Manifest:
         # the common case, checked without the lock so that threads describe in parallel
         if ds is not None and ds.latest_version == self._version:
             return
+        refuse_blocking("reading a new version of __manifest")
         with self._lock:
             if self._ds is None:
                 ds = self._open()
@@ -190,6 +197,18 @@ class Manifest:
         self._ds, self._version, self._entries = ds, ds.version, entries
         self._children = self._dirs = None
 
+    @contextlib.contextmanager
+    def _reading(self):
+        """The lock, for a read of the in-memory view; on the server's event loop a lock
+        a commit holds is not waited for (WouldBlock: the read runs on a thread instead)."""
+        if not self._lock.acquire(blocking=False):
+            refuse_blocking("waiting for a commit to __manifest")
+            self._lock.acquire()
+        try:
+            yield
+        finally:
+            self._lock.release()
+
     def get(self, oid: str) -> Entry | None:
         self.current()
         return self._entries.get(oid)
@@ -197,7 +216,7 @@ class Manifest:
     def children(self, parent: str, kind: str) -> list[str]:
         """Sorted names of the direct children of ``parent`` ('' is the root)."""
         self.current()
-        with self._lock:
+        with self._reading():
             if self._children is None:
                 index: dict[tuple[str, str], list[str]] = {}
                 for e in self._entries.values():
@@ -210,27 +229,27 @@ class Manifest:
     def descendants(self, prefix: str) -> list[Entry]:
         self.current()
         start = prefix + ID_DELIMITER
-        with self._lock:
+        with self._reading():
             return [e for oid, e in self._entries.items() if oid.startswith(start)]
 
     def with_prefix(self, prefix: str, kind: str) -> list[Entry]:
         """The entries of ``kind`` whose object_id starts with ``prefix``, by object_id."""
         self.current()
-        with self._lock:
+        with self._reading():
             return sorted((e for o, e in self._entries.items() if e.kind == kind and o.startswith(prefix)),
                           key=lambda e: e.object_id)
 
     def entries(self, kind: str) -> list[Entry]:
         """Every entry of ``kind`` (TABLE or NAMESPACE)."""
         self.current()
-        with self._lock:
+        with self._reading():
             return [e for e in self._entries.values() if e.kind == kind]
 
     def root_dirs(self) -> Counter:
         """How many entries live under each root directory (first segment of a
         relative location): such directories are not tables of their own."""
         self.current()
-        with self._lock:
+        with self._reading():
             if self._dirs is None:
                 self._dirs = Counter(d for d in map(_root_dir, self._entries.values()) if d)
             return self._dirs

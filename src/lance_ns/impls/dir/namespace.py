@@ -54,6 +54,7 @@ import time
 from dataclasses import dataclass, replace
 
 from ... import storage
+from ...base import refuse_blocking
 from ...catalog import CatalogNamespace, CatalogTable, _overlaps
 from ...errors import (
     ConcurrentModificationError,
@@ -98,6 +99,11 @@ def _check_names(parts: list[str]) -> list[str]:
     return parts
 
 
+#: the reads the manifest view answers without blocking when it is fresh
+_INLINE_READS = frozenset({"describe_table", "table_exists", "list_tables", "list_namespaces",
+                           "describe_namespace", "namespace_exists"})
+
+
 class DirectoryNamespace(CatalogNamespace):
     min_table_depth = 0  # the root holds tables
     marks_lance_tables = False  # every table of a directory is a Lance table
@@ -124,6 +130,7 @@ class DirectoryNamespace(CatalogNamespace):
                 compact_every=self.int_prop("manifest_compact_every", 32),
                 retain_versions=self.int_prop("manifest_retain_versions", 8, minimum=1),
                 staleness=self.int_prop("manifest_staleness_ms", 0) / 1000,
+                remote=not self.local,
             )
             if self.manifest_enabled
             else None
@@ -142,6 +149,12 @@ class DirectoryNamespace(CatalogNamespace):
         """On local disk a call is short and busy (pylance, the manifest in memory): more
         threads than this only contend for the GIL; object storage waits on the network."""
         return 16 if self.local else 32
+
+    @property
+    def inline_methods(self) -> frozenset[str]:
+        """Answered from the in-memory manifest view once its freshness check passes
+        (a local directory listing; on object storage only within ``manifest_staleness_ms``)."""
+        return _INLINE_READS if self.manifest is not None else frozenset()
 
     # -- locations ---------------------------------------------------------------
     def _abs(self, location: str) -> str:
@@ -227,6 +240,7 @@ class DirectoryNamespace(CatalogNamespace):
         """The directory of root table ``name`` found by listing, or None."""
         if not self.dir_listing_enabled:
             return None
+        refuse_blocking("looking for a root table's directory")
         taken = self._taken_dirs()
         candidates = [name + TABLE_SUFFIX]
         if self._bare_name(name):
@@ -266,6 +280,7 @@ class DirectoryNamespace(CatalogNamespace):
                 return cached[3], cached[4]
             if not self.local and (now - cached[2] < (_REMOTE_LISTING_TTL if continuation else 1.0)):
                 return cached[3], cached[4]
+        refuse_blocking("listing the root directory")
         with self._listing_lock:
             names = set(self.manifest.children("", TABLE)) if self.manifest else set()
             listed = self._scan_root() if self.dir_listing_enabled else {}
