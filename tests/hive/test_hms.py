@@ -217,16 +217,19 @@ def test_default_database_cannot_be_dropped(hive2, raw):
 # -- connections ------------------------------------------------------------------------
 
 
-def _sockets_to(port: int) -> int:
-    """Established TCP connections of THIS process to ``port`` (from /proc)."""
+def _sockets_to(port: int, pid: int) -> int:
+    """Established TCP connections of process ``pid`` to ``port`` (from /proc)."""
     inodes = set()
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            target = os.readlink(f"/proc/self/fd/{fd}")
-        except OSError:
-            continue
-        if target.startswith("socket:["):
-            inodes.add(target[8:-1])
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    except OSError:  # the process has ended
+        return 0
     count = 0
     for table in ("/proc/self/net/tcp", "/proc/self/net/tcp6"):
         with open(table) as f:
@@ -238,43 +241,64 @@ def _sockets_to(port: int) -> int:
     return count
 
 
+#: 16 threads sharing one hive2 namespace with a pool of 3, in a process of its own so
+#: that the sockets the test counts are that namespace's alone (in the test process,
+#: other tests' clients could open connections to the metastore meanwhile)
+_POOL_WORKLOAD = """
+import json, sys, threading
+import lance_ns
+uri, root, db = sys.argv[1:4]
+ns = lance_ns.connect("hive2", {"uri": uri, "root": root, "client.pool-size": "3"})
+names = [f"t{i:02d}" for i in range(16)]
+errors = []
+def work(name):
+    try:
+        ns.declare_table({"id": [db, name]})
+        for _ in range(5):
+            assert ns.describe_table({"id": [db, name]}).location.endswith(name + ".lance")
+            ns.namespace_exists({"id": [db]})
+    except Exception as e:
+        errors.append(repr(e))
+threads = [threading.Thread(target=work, args=(n,)) for n in names]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(json.dumps({"errors": errors, "tables": ns.list_tables({"id": [db]}).tables,
+                  "peak": ns.pool.peak_in_use, "opened": ns.pool.opened}), flush=True)
+sys.stdin.read()  # connections stay open until the test has looked
+ns.close()
+"""
+
+
 def test_pool_size_is_respected_under_16_threads(metastore, db, tmp_path):
-    ns = lance_ns.connect("hive2", {"uri": metastore.uri, "root": str(tmp_path), "client.pool-size": "3"})
-    names = [f"t{i:02d}" for i in range(16)]
-    errors, seen, stop = [], [0], threading.Event()
+    import json
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", _POOL_WORKLOAD, metastore.uri, str(tmp_path), db],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    seen, stop = [0], threading.Event()
 
     def sample_sockets():
         while not stop.is_set():
-            seen[0] = max(seen[0], _sockets_to(metastore.port))
+            seen[0] = max(seen[0], _sockets_to(metastore.port, child.pid))
             time.sleep(0.005)
 
-    def work(name):
-        try:
-            ns.declare_table({"id": [db, name]})
-            for _ in range(5):
-                assert ns.describe_table({"id": [db, name]}).location.endswith(name + ".lance")
-                ns.namespace_exists({"id": [db]})
-        except Exception as e:  # reported below
-            errors.append(e)
-
-    baseline = _sockets_to(metastore.port)  # other clients' idle connections (fixtures)
     sampler = threading.Thread(target=sample_sockets)
     sampler.start()
-    threads = [threading.Thread(target=work, args=(n,)) for n in names]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    stop.set()
-    sampler.join()
     try:
-        assert errors == []
-        assert ns.list_tables({"id": [db]}).tables == names
-        assert ns.pool.peak_in_use == 3  # all three used, never more
-        assert ns.pool.opened <= 3
-        assert 1 <= seen[0] - baseline <= 3  # what the OS saw, independently of the pool's counters
+        result = json.loads(child.stdout.readline())
     finally:
-        ns.close()
+        stop.set()
+        sampler.join()
+        child.stdin.close()
+        child.wait(60)
+    assert result["errors"] == []
+    assert result["tables"] == [f"t{i:02d}" for i in range(16)]
+    assert result["peak"] == 3  # all three used, never more
+    assert result["opened"] <= 3
+    assert 1 <= seen[0] <= 3  # what the OS saw, independently of the pool's counters
 
 
 def test_unreachable_metastore_is_service_unavailable(tmp_path):
