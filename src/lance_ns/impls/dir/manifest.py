@@ -216,9 +216,14 @@ class Manifest:
     def children(self, parent: str, kind: str) -> list[str]:
         """Sorted names of the direct children of ``parent`` ('' is the root)."""
         self.current()
+        index = self._children
+        if index is not None:
+            # no lock: writers change a name list with one insort or del each, and a list is
+            # copied whole (both single steps under the GIL), so a reader sees it before or after
+            return list(index.get((parent, kind), []))
         with self._reading():
             if self._children is None:
-                index: dict[tuple[str, str], list[str]] = {}
+                index = {}
                 for e in self._entries.values():
                     index.setdefault((e.parent, e.kind), []).append(e.name)
                 for names in index.values():
