@@ -389,9 +389,7 @@ def limit(root: str, threads: int, ops: list[str], clients: list[int], seconds: 
     finally:
         for proc, _ in servers.values():
             stop(proc)
-    avg = os.getloadavg()
-    print(f"\n{seconds:.1f} s per cell x {rounds} rounds, interleaved; cpu count {os.cpu_count()}; "
-          f"load average {avg[0]:.2f} {avg[1]:.2f} {avg[2]:.2f}")
+    _print_conditions(seconds, rounds)
     print(f"{'op':9} {'clients':>7} | {'ours rps':>9} {'p50':>6} {'p99':>6} | {'bare rps':>9} {'p50':>6} {'p99':>6} |"
           f" {'pylance rps':>11} {'p50':>6} {'p99':>6} | {'ours/bare':>9} {'ours/pyl':>8} {'p99 ours/bare':>13}")
     for op in ops:
@@ -414,6 +412,12 @@ def limit(root: str, threads: int, ops: list[str], clients: list[int], seconds: 
             met = ratio >= bound if sense == ">=" else ratio <= bound
             print(f"  {op:9} {metric:3} ours/{peer:7} {ratio:6.2f}x  (target {sense} {bound}x)  {'met' if met else 'NOT met'}")
     return 0
+
+
+def _print_conditions(seconds: float, rounds: int) -> None:
+    avg = os.getloadavg()
+    print(f"\n{seconds:.1f} s per cell x {rounds} rounds, interleaved; cpu count {os.cpu_count()}; "
+          f"load average {avg[0]:.2f} {avg[1]:.2f} {avg[2]:.2f}")
 
 
 def _interleaved(conns: dict, ops: list[str], clients: list[int], seconds: float, rounds: int) -> dict:
@@ -460,9 +464,7 @@ def overhead(root: str, threads: int, ops: list[str], clients: list[int], second
     finally:
         for proc, _ in servers.values():
             stop(proc)
-    avg = os.getloadavg()
-    print(f"\n{seconds:.1f} s per cell x {rounds} rounds, interleaved; cpu count {os.cpu_count()}; "
-          f"load average {avg[0]:.2f} {avg[1]:.2f} {avg[2]:.2f}")
+    _print_conditions(seconds, rounds)
     print("on: --auth-file (a reader principal's token) and metrics; off: no auth, --no-metrics")
     print(f"{'op':9} {'clients':>7} | {'on rps':>8} {'p99':>6} | {'off rps':>8} {'p99':>6} | {'on/off':>7}  target >= 0.9x")
     for op in ops:
