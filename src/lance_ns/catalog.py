@@ -74,6 +74,7 @@ from lance_namespace import (
 from lance_namespace_urllib3_client.models import CommitTableResult, TableVersion
 
 from . import storage, tables, vending
+from .ledger import DIRECTORY as LEDGER_DIRECTORY
 from .base import NamespaceBase, is_name_too_long
 from .dataops import TableDataOps
 from .errors import (
@@ -108,7 +109,7 @@ PURGE_CONTEXT_KEY = "purge"
 #: no table location may run through them
 RESERVED_PARTS = frozenset(
     {"_versions", "_indices", "_deletions", "_transactions", "_refs", "__manifest",
-     ".lance-reserved", ".lance-deregistered"}
+     ".lance-reserved", ".lance-deregistered", LEDGER_DIRECTORY}
 )
 #: the property (of the connection, a namespace, or a table's creation request) that makes
 #: tables created from then on implementation-managed; recorded per table under this key
@@ -146,7 +147,7 @@ def _no_managed_branch(request) -> None:
         raise UnsupportedOperationError("branches of implementation-managed tables are not supported")
 
 
-def _shown(properties: dict[str, str] | None) -> dict[str, str]:
+def shown_properties(properties: dict[str, str] | None) -> dict[str, str]:
     """A table's properties as answered: without the version history kept among them."""
     return {k: v for k, v in (properties or {}).items() if k != VERSIONS_KEY}
 
@@ -486,7 +487,7 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
             namespace=ns,
             location=table.location,
             storage_options=opts or None,
-            properties=_shown(table.properties),
+            properties=shown_properties(table.properties),
         )
         if request.with_table_uri:
             resp.table_uri = table.location
@@ -579,13 +580,13 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
         ns, table = self._lance_table(request.id)
         self._remove_entry(ns, table)
         self._deregistered(ns, table)
-        return DeregisterTableResponse(id=ns + [table.name], location=table.location, properties=_shown(table.properties))
+        return DeregisterTableResponse(id=ns + [table.name], location=table.location, properties=shown_properties(table.properties))
 
     @_translating
     def drop_table(self, request):
         ns, table = self._lance_table(request.id)
         self._drop_table_object(ns, table, purge_requested(request))
-        return DropTableResponse(id=ns + [table.name], location=table.location, properties=_shown(table.properties))
+        return DropTableResponse(id=ns + [table.name], location=table.location, properties=shown_properties(table.properties))
 
     # -- catalog state: RenameTable, ListAllTables -------------------------------------
     @_translating
