@@ -74,7 +74,6 @@ from lance_namespace import (
 from lance_namespace_urllib3_client.models import CommitTableResult, TableVersion
 
 from . import storage, tables, vending
-from .ledger import DIRECTORY as LEDGER_DIRECTORY
 from .base import NamespaceBase, is_name_too_long
 from .dataops import TableDataOps
 from .errors import (
@@ -92,6 +91,7 @@ from .errors import (
     UnsupportedOperationError,
 )
 from .identifiers import split_table_id, to_string, validate_id
+from .ledger import DIRECTORY as LEDGER_DIRECTORY
 from .modes import CreateMode, DropBehavior, DropMode, RegisterMode
 from .paging import page_of_sorted, paginate
 
@@ -170,8 +170,8 @@ class CatalogTable:
     properties: dict[str, str] = field(default_factory=dict)
     #: the catalog's own table kind (HMS/Glue ``EXTERNAL_TABLE``, Unity ``EXTERNAL``)
     kind: str | None = None
-    #: the catalog's version of the object as read (Glue ``VersionId``): what a
-    #: compare-and-swap of its properties is conditioned on
+    #: the catalog's version of the object as read (Glue ``VersionId``; on Unity the
+    #: version of the table's ledger): what a compare-and-swap of its properties is conditioned on
     token: str | None = None
 
 

@@ -250,7 +250,7 @@ class UnityNamespace(CatalogNamespace):
             if e.not_found:
                 return None
             raise
-        if table is not None and is_managed(table) and self.is_lance(table) and self._has_ledger(table):
+        if is_managed(table) and self.is_lance(table) and self._has_ledger(table):
             # the history and the version it was read at come from the ledger (see below)
             version, history = self._ledger(ns, table).read()
             table.properties.pop(VERSIONS_KEY, None)
@@ -343,9 +343,8 @@ class UnityNamespace(CatalogNamespace):
                 "Unity Catalog cannot change a table's properties (they are fixed at creation); "
                 "only the version history of a managed table changes, in its ledger"
             )
-        # Not checked again in Unity afterwards: the ledger is the table's own (its id is
-        # never reused), and a schema change re-creates the entry for a moment (_schema_changed),
-        # which a check would take for a drop after the version was already granted.
+        # Unity is not asked again afterwards: a schema change re-creates the entry for a moment
+        # (_schema_changed), which would pass for a drop after the version was granted.
         return self._ledger(ns, table).swap(properties[VERSIONS_KEY], int(table.token or 0))
 
     def _swap_tables_properties(self, changes):
@@ -355,4 +354,3 @@ class UnityNamespace(CatalogNamespace):
                 "ledger of its own and Lance commits one dataset at a time (commit each table alone)"
             )
         return super()._swap_tables_properties(changes)
-
