@@ -116,6 +116,34 @@ def test_the_contract_has_no_table_update_so_the_history_lives_in_a_ledger(unity
     assert VERSIONS_KEY not in ns.describe_table({"id": tid}).properties
 
 
+def test_racing_first_commits_create_the_ledger_once(unity, ns, schema):
+    """Every writer stages version 1 of a declared table, whose ledger does not exist yet:
+    the commits race to create it, one wins, the others answer 14."""
+    import threading
+
+    tid = schema + ["t"]
+    ns.declare_table({"id": tid, "properties": MANAGED})
+    requests = [stage(ns, tid, f"w{i}") for i in range(4)]
+    assert {r["version"] for r in requests} == {1}
+    out, barrier = [None] * len(requests), threading.Barrier(len(requests))
+
+    def commit(i):
+        barrier.wait()
+        try:
+            out[i] = ns.create_table_version(requests[i]).version.version
+        except LanceNamespaceError as e:
+            out[i] = int(e.code)
+
+    threads = [threading.Thread(target=commit, args=(i,)) for i in range(len(requests))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(out) == [1, 14, 14, 14], out
+    assert published(ns, tid) == [1] and ledger_of(unity, tid).read()[0] == 1
+    assert lance.dataset(namespace_client=ns, table_id=tid).to_table()["v"].to_pylist() == [f"w{out.index(1)}"]
+
+
 def test_a_lost_commit_answers_14_and_writes_nothing(unity, ns, schema):
     tid = schema + ["t"]
     ns.declare_table({"id": tid, "properties": MANAGED})
