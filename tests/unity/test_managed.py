@@ -82,6 +82,7 @@ def ledger_of(unity, tid) -> ledger.Ledger:
 
 
 def stage(ns, tid, value="staged") -> dict:
+    """The CreateTableVersion request pylance prepares to append ``value`` (not sent)."""
     stager = Stager(ns)
     with pytest.raises(Exception):  # noqa: B017 - the stager refuses the commit on purpose
         lance.write_dataset(pa.table({"v": [value]}), namespace_client=stager, table_id=tid, mode="append")
