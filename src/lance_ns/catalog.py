@@ -91,6 +91,7 @@ from .errors import (
     UnsupportedOperationError,
 )
 from .identifiers import split_table_id, to_string, validate_id
+from .ledger import DIRECTORY as LEDGER_DIRECTORY
 from .modes import CreateMode, DropBehavior, DropMode, RegisterMode
 from .paging import page_of_sorted, paginate
 
@@ -108,7 +109,7 @@ PURGE_CONTEXT_KEY = "purge"
 #: no table location may run through them
 RESERVED_PARTS = frozenset(
     {"_versions", "_indices", "_deletions", "_transactions", "_refs", "__manifest",
-     ".lance-reserved", ".lance-deregistered"}
+     ".lance-reserved", ".lance-deregistered", LEDGER_DIRECTORY}
 )
 #: the property (of the connection, a namespace, or a table's creation request) that makes
 #: tables created from then on implementation-managed; recorded per table under this key
@@ -146,7 +147,7 @@ def _no_managed_branch(request) -> None:
         raise UnsupportedOperationError("branches of implementation-managed tables are not supported")
 
 
-def _shown(properties: dict[str, str] | None) -> dict[str, str]:
+def shown_properties(properties: dict[str, str] | None) -> dict[str, str]:
     """A table's properties as answered: without the version history kept among them."""
     return {k: v for k, v in (properties or {}).items() if k != VERSIONS_KEY}
 
@@ -169,8 +170,8 @@ class CatalogTable:
     properties: dict[str, str] = field(default_factory=dict)
     #: the catalog's own table kind (HMS/Glue ``EXTERNAL_TABLE``, Unity ``EXTERNAL``)
     kind: str | None = None
-    #: the catalog's version of the object as read (Glue ``VersionId``): what a
-    #: compare-and-swap of its properties is conditioned on
+    #: the catalog's version of the object as read (Glue ``VersionId``; on Unity the
+    #: version of the table's ledger): what a compare-and-swap of its properties is conditioned on
     token: str | None = None
 
 
@@ -488,7 +489,7 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
             namespace=ns,
             location=table.location,
             storage_options=opts or None,
-            properties=_shown(table.properties),
+            properties=shown_properties(table.properties),
         )
         if request.with_table_uri:
             resp.table_uri = table.location
@@ -585,13 +586,13 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
         ns, table = self._lance_table(request.id)
         self._remove_entry(ns, table)
         self._deregistered(ns, table)
-        return DeregisterTableResponse(id=ns + [table.name], location=table.location, properties=_shown(table.properties))
+        return DeregisterTableResponse(id=ns + [table.name], location=table.location, properties=shown_properties(table.properties))
 
     @_translating
     def drop_table(self, request):
         ns, table = self._lance_table(request.id)
         self._drop_table_object(ns, table, purge_requested(request))
-        return DropTableResponse(id=ns + [table.name], location=table.location, properties=_shown(table.properties))
+        return DropTableResponse(id=ns + [table.name], location=table.location, properties=shown_properties(table.properties))
 
     # -- catalog state: RenameTable, ListAllTables -------------------------------------
     @_translating

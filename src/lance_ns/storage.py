@@ -253,14 +253,24 @@ def has_versions(location: str, storage_options: dict[str, str] | None = None) -
 
 
 def lance_version(location: str, storage_options: dict[str, str] | None = None) -> int | None:
-    """The latest version of the Lance table at ``location``, or None if there is none."""
+    """The latest version of the Lance table at ``location``, or None if there is none
+    (or it cannot be read)."""
+    try:
+        ds = open_lance(location, storage_options)
+    except (ValueError, OSError):
+        return None
+    return None if ds is None else ds.version
+
+
+def open_lance(location: str, storage_options: dict[str, str] | None = None):
+    """The Lance dataset at ``location`` at its latest version, or None if there is none;
+    any other failure (access refused, storage unreachable) is raised."""
     import lance
 
     try:
-        return lance.dataset(location, storage_options=storage_options or None).version
-    except (ValueError, OSError, FileNotFoundError):
-        return None
-    except Exception as e:  # lance raises its own error types for a missing dataset
-        if "not found" in str(e).lower() or "does not exist" in str(e).lower():
+        return lance.dataset(location, storage_options=storage_options or None)
+    except Exception as e:  # lance has no dedicated not-found type
+        text = str(e).lower()
+        if isinstance(e, FileNotFoundError) or "not found" in text or "does not exist" in text:
             return None
         raise

@@ -4,7 +4,8 @@
 
     python -m tests.managed.appender dir ROOT TABLE WRITER N
     python -m tests.managed.appender rest URI TABLE WRITER N   # pylance's own RestNamespace
-    python -m tests.managed.appender iceberg PROPS_JSON WH.NS.TABLE WRITER N   # impl iceberg
+    python -m tests.managed.appender iceberg PROPS_JSON WH.NS.TABLE WRITER N   # any other impl:
+    python -m tests.managed.appender unity PROPS_JSON CAT.SCHEMA.TABLE WRITER N  # its properties as JSON
 
 A commit the namespace refuses (it lost a race: code 14, wrapped by pylance) is
 retried with the same values: the namespace never published it, so a retry
@@ -28,13 +29,13 @@ def connect(kind: str, where: str):
         import lance_ns
 
         return lance_ns.connect("dir", {"root": where})
-    if kind == "iceberg":
-        import lance_ns
+    if kind == "rest":
+        import lance.namespace
 
-        return lance_ns.connect("iceberg", json.loads(where))
-    import lance.namespace
+        return lance.namespace.RestNamespace(uri=where)
+    import lance_ns
 
-    return lance.namespace.RestNamespace(uri=where)
+    return lance_ns.connect(kind, json.loads(where))
 
 
 def main(kind: str, where: str, table: str, writer: str, n: int) -> None:

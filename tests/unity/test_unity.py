@@ -308,21 +308,3 @@ def test_properties(unity, tmp_path):
     assert "s3cret" not in repr(ns)
     assert CAT in ns.list_namespaces({"id": []}).namespaces
     ns.close()
-
-
-def test_managed_tables_are_refused_for_the_reason_the_contract_gives():
-    """Implementation-managed tables need a conditional update of the table object; the
-    published contract has no update of a table at all (and its one compare-and-swap,
-    the Delta commit coordinator, takes Delta commits): the refusal says exactly that."""
-    import yaml
-
-    from lance_ns.impls.unity import UnityNamespace
-    from tests.servers.unity import contract_path
-
-    paths = yaml.safe_load(contract_path().read_text())["paths"]
-    methods = {m for m in paths["/tables/{full_name}"] if m in ("get", "put", "post", "patch", "delete")}
-    assert methods == {"get", "delete"}
-    assert "post" in paths["/delta/preview/commits"]
-    reason = UnityNamespace.managed_refusal
-    assert "GET and DELETE only" in reason and "/delta/preview/commits" in reason
-    assert UnityNamespace.supports_managed_versioning is False

@@ -33,12 +33,13 @@ from urllib.parse import quote
 
 import httpx
 
-from .. import retry, storage
-from ..catalog import CatalogNamespace, CatalogTable
+from .. import ledger, retry, storage
+from ..catalog import VERSIONS_KEY, CatalogNamespace, CatalogTable, is_managed, shown_properties
 from ..errors import (
     ConcurrentModificationError,
     InternalError,
     InvalidInputError,
+    InvalidTableStateError,
     LanceNamespaceError,
     NamespaceAlreadyExistsError,
     NamespaceNotEmptyError,
@@ -58,6 +59,9 @@ EXTERNAL = "EXTERNAL"
 #: page sizes asked for; the contract caps tables at 50, the others at 1000
 TABLE_PAGE = 50
 OTHER_PAGE = 1000
+
+#: the table property recording the id of a managed table's ledger (see the end of the class)
+LEDGER_KEY = "lance_ns.ledger"
 
 #: a refusal before any work (gateway, overload): safe to retry writes too
 _REFUSED = frozenset({429, 502, 503, 504})
@@ -92,13 +96,6 @@ class UnityNamespace(CatalogNamespace):
     max_depth = 2
     creatable_depths = (2,)
     supports_cascade = False  # the spec: only Restrict drops
-    supports_managed_versioning = False
-    managed_refusal = (
-        "Unity Catalog's API cannot update a table at all (/tables/{full_name} answers GET and DELETE "
-        "only; a table's properties are fixed at creation), let alone conditionally, so no version could be "
-        "granted once; its one compare-and-swap, the experimental Delta commit coordinator "
-        "(/delta/preview/commits), coordinates commits of Delta tables, not of Lance tables"
-    )
     default_root = "/tmp/lance"
 
     def __init__(self, **properties: str):
@@ -248,14 +245,26 @@ class UnityNamespace(CatalogNamespace):
 
     def _get_table(self, ns, name):
         try:
-            return self._table(self._call("GET", f"/tables/{self._full(*ns, name)}", "table"))
+            table = self._table(self._call("GET", f"/tables/{self._full(*ns, name)}", "table"))
         except UnityError as e:
             if e.not_found:
                 return None
             raise
+        if is_managed(table) and self.is_lance(table) and self._has_ledger(table):
+            # the history and the version it was read at come from the ledger (see below)
+            version, history = self._ledger(ns, table).read()
+            table.properties.pop(VERSIONS_KEY, None)
+            if history is not None:
+                table.properties[VERSIONS_KEY] = history
+            table.token = str(version)
+        return table
 
     def _create_table(self, ns, table):
         self._full(table.name)
+        if is_managed(table) and LEDGER_KEY not in table.properties:
+            # a new managed table gets its own ledger (a rename or a re-created entry copies
+            # the id); recorded on ``table`` too, so the caller answers what was stored
+            table.properties[LEDGER_KEY] = ledger.new_id()
         body = {
             "name": table.name,
             "catalog_name": ns[0],
@@ -263,7 +272,8 @@ class UnityNamespace(CatalogNamespace):
             "table_type": EXTERNAL,
             "data_source_format": "TEXT",
             "storage_location": table.location,
-            "properties": table.properties,
+            # the history is the ledger's, never a property (a re-created entry was read with it)
+            "properties": shown_properties(table.properties),
             "columns": self._columns_at(table),
         }
         try:  # a 404 here means the parent schema is gone: a namespace error
@@ -302,3 +312,45 @@ class UnityNamespace(CatalogNamespace):
 
     def _delete_table(self, ns, name):
         self._call("DELETE", f"/tables/{self._full(*ns, name)}", "table")
+
+    # -- implementation-managed tables: the history in a ledger beside the table ----------------
+    # Unity's contract cannot update a table object (/tables/{full_name} answers GET and DELETE
+    # only; properties are fixed at creation), so the history cannot live in it as on the other
+    # catalogs.  Its one compare-and-swap, the Delta commit coordinator (/delta/preview/commits),
+    # takes only MANAGED Delta tables.  So the table object records, at creation, that the table
+    # is managed and the id of its ledger (:mod:`lance_ns.ledger`), and the history lives in that
+    # ledger, changed with Lance's own conditional commit.  _get_table overlays it on the table
+    # as read (``lance_ns.versions``, the ledger version as ``token``), so the shared algorithm
+    # runs unchanged.
+    supports_managed_versioning = True
+
+    @staticmethod
+    def _has_ledger(table: CatalogTable) -> bool:
+        return bool(table.location) and ledger.is_id(table.properties.get(LEDGER_KEY))
+
+    def _ledger(self, ns, table: CatalogTable) -> ledger.Ledger:
+        if not self._has_ledger(table):
+            raise InvalidTableStateError(
+                f"table {to_string(ns + [table.name])!r} is marked managed_versioning=true but has no valid "
+                f"{LEDGER_KEY} property (was it created outside lance-ns?): its history cannot be found"
+            )
+        return ledger.Ledger(ledger.uri(table.location, table.properties[LEDGER_KEY]), self._table_storage_options(table))
+
+    def _swap_table_properties(self, ns, table, properties):
+        """The history swapped in the table's ledger iff its version is still the one read."""
+        if shown_properties(properties) != shown_properties(table.properties):
+            raise UnsupportedOperationError(
+                "Unity Catalog cannot change a table's properties (they are fixed at creation); "
+                "only the version history of a managed table changes, in its ledger"
+            )
+        # Unity is not asked again afterwards: a schema change re-creates the entry for a moment
+        # (_schema_changed), which would pass for a drop after the version was granted.
+        return self._ledger(ns, table).swap(properties[VERSIONS_KEY], int(table.token or 0))
+
+    def _swap_tables_properties(self, changes):
+        if len(changes) != 1:
+            raise UnsupportedOperationError(
+                "Unity Catalog cannot commit several tables atomically: each table's history is a "
+                "ledger of its own and Lance commits one dataset at a time (commit each table alone)"
+            )
+        return super()._swap_tables_properties(changes)
