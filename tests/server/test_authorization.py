@@ -162,7 +162,8 @@ def test_every_mutating_call_is_audited_with_the_principal_name_never_the_token(
     assert not any(t in caplog.text for t in TOKENS.values())
 
 
-def test_the_auth_file_is_reread_when_it_changes(world):
+def test_the_auth_file_is_reread_when_it_changes(world, monkeypatch):
+    monkeypatch.setattr(A.AuthFile, "CHECK_INTERVAL", 0)  # every request looks (1 s by default)
     client, path, _ = world
     reader = client("reader")
     denied(reader.declare_table, {"id": ["sales", "r1"]})
@@ -173,6 +174,15 @@ def test_the_auth_file_is_reread_when_it_changes(world):
     reader.declare_table({"id": ["sales", "r2"]})
     _rewrite(path, auth_toml(reader_grant="read"))
     denied(reader.declare_table, {"id": ["sales", "r3"]})
+
+
+def test_with_the_default_interval_a_change_takes_effect_within_a_second(world):
+    client, path, _ = world
+    reader = client("reader")
+    denied(reader.declare_table, {"id": ["sales", "w1"]})
+    _rewrite(path, auth_toml(reader_grant="write"))
+    time.sleep(A.AuthFile.CHECK_INTERVAL + 0.1)
+    reader.declare_table({"id": ["sales", "w1"]})
 
 
 def _rewrite(path, text: str) -> None:

@@ -47,7 +47,6 @@ from ..errors import (
     InternalError,
     InvalidInputError,
     LanceNamespaceError,
-    PermissionDeniedError,
     ServiceUnavailableError,
     UnauthenticatedError,
     UnsupportedOperationError,
@@ -346,11 +345,15 @@ class NamespaceApp:
         if self.threads < 1:
             raise InvalidInputError(f"threads must be at least 1, got {self.threads}")
         self.queue_timeout = float(queue_timeout)
+        #: whether the backend may vend credentials (one that is not ours may)
+        self._vends = bool(getattr(namespace, "vends_credentials", True))
         #: reads the backend answers from memory: tried on the event loop first (no thread hand-off)
         self._inline_methods = frozenset(getattr(namespace, "inline_methods", ()) or ())
         #: the requests of those reads as built and checked, by their bytes: a client asks
         #: the same describe again and again (bounded: cleared when full)
         self._known: dict[tuple, Any] = {}
+        self._by_creds: dict[tuple, A.Principal] = {}  # see _principal_of
+        self._creds_generation = -1
         self.log_requests = log_requests
         # the backend's own threads: a blocking call (a slow catalog, object storage) never
         # runs on the event loop, and at most ``threads`` run at once
@@ -455,21 +458,33 @@ class NamespaceApp:
                     return principal
         raise UnauthenticatedError("missing or invalid credentials")
 
+    def _principal_of(self, raw_headers: list[tuple[bytes, bytes]]) -> A.Principal:
+        """:meth:`_authenticate` for a request's raw headers.  The principal found for the
+        same credentials is remembered while the auth file stays as it was loaded (a
+        client sends the same token with every request); credentials that are refused
+        are never remembered, so each refusal is decided afresh."""
+        creds = tuple(pair for pair in raw_headers if pair[0] in _AUTH_HEADERS)
+        generation = 0
+        if self.auth_file is not None:
+            self.auth_file.principals()  # re-read if the file changed (at most once a second)
+            generation = self.auth_file.generation
+        if generation != self._creds_generation:
+            self._by_creds.clear()
+            self._creds_generation = generation
+        principal = self._by_creds.get(creds)
+        if principal is None:
+            principal = self._authenticate({k.decode(): v.decode("latin-1") for k, v in creds})
+            if len(self._by_creds) >= 1024:
+                self._by_creds.clear()
+            self._by_creds[creds] = principal
+        return principal
+
     def _authorize(self, principal: A.Principal, route: R.Route, req: Any) -> A.Requirement | None:
-        """Raise PermissionDenied (403 code 15) unless ``principal`` holds the grant the
-        operation needs on every namespace it touches; listings of namespaces are allowed
-        on the way to a readable prefix (and filtered afterwards)."""
+        """Raise PermissionDenied (403 code 15) unless ``principal`` may make the request
+        (:func:`auth.authorize`); None for the principals that may do everything."""
         if principal is A.ANONYMOUS or principal is A.ALL_POWERFUL:
             return None
-        need = A.requirement(route, req)
-        for ns in need.namespaces:
-            if principal.may(need.grant, ns):
-                continue
-            if route.op.method == "list_namespaces" and principal.may_see(ns):
-                continue
-            shown = ".".join(ns) if ns else "the root namespace"
-            raise PermissionDeniedError(f"{principal.name!r} may not {route.op.op_id} in {shown} (needs {need.grant})")
-        return need
+        return A.authorize(principal, route, req)
 
     @staticmethod
     def _visible(principal: A.Principal, route: R.Route, req: Any, result: Any) -> Any:
@@ -615,7 +630,7 @@ class NamespaceApp:
         mutating = not A.is_read_method(route.op.method)
         try:
             need = self._authorize(principal, route, req)
-            if need is not None and route.op.method in _VENDING_METHODS and not all(
+            if need is not None and self._vends and route.op.method in _VENDING_METHODS and not all(
                 principal.may(A.WRITE, ns) for ns in need.namespaces
             ):  # a principal that may only read is vended read-only credentials
                 fn = functools.partial(vending.capped, vending.Permission.READ, fn)
@@ -837,6 +852,8 @@ def _match_order(route: R.Route) -> tuple:
     return (1, -route.path.split("{id}", 1)[1].count("/"))
 
 
+#: the request headers that carry credentials (ASGI names them in lower case)
+_AUTH_HEADERS = frozenset({b"authorization", b"x-api-key"})
 #: paths answered without credentials
 _OPEN_PATHS = frozenset({"/health", "/openapi.json", "/openapi.yaml"})
 
@@ -858,16 +875,16 @@ class _Outer:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         owner = self.owner
-        if (owner.auth_required and scope["path"] not in _OPEN_PATHS
-                and not owner.authenticates_itself(scope["path"])):
-            headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        route, path_id = (None, None) if scope.get("root_path") else self.fast.match(scope["method"], scope["path"])
+        # a protocol route always needs credentials; other paths unless open or the UI's own
+        if owner.auth_required and (route is not None or (
+                scope["path"] not in _OPEN_PATHS and not owner.authenticates_itself(scope["path"]))):
             try:
-                scope[PRINCIPAL] = owner._authenticate(headers)
+                scope[PRINCIPAL] = owner._principal_of(scope["headers"])
             except UnauthenticatedError as e:
                 answer = _json_error(e, scope["path"])
                 answer.headers += ((b"www-authenticate", b"Bearer"),)
                 return await self._logged(answer, scope, receive, send)
-        route, path_id = (None, None) if scope.get("root_path") else self.fast.match(scope["method"], scope["path"])
         if route is not None:  # the protocol's routes: metrics and log line in serve_route
             scope[OPERATION] = route.op.op_id
             return await owner.serve_route(scope, receive, send, route, path_id)

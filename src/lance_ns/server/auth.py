@@ -23,14 +23,14 @@ operation by the namespace itself.
 from __future__ import annotations
 
 import hashlib
-import hmac
 import logging
 import os
 import threading
+import time
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, PermissionDeniedError
 from ..protocol import routes as R
 
 log = logging.getLogger("lance_ns.server")
@@ -39,6 +39,8 @@ READ, WRITE, ADMIN = "read", "write", "admin"
 #: each grant includes the ones before it
 LEVELS = {READ: 0, WRITE: 1, ADMIN: 2}
 EVERYTHING = "*"
+#: allowed requests a principal remembers (cleared when full)
+_REMEMBERED = 4096
 
 #: table operations that change nothing (the REST client retries them freely too)
 _READ_TABLE_OPS = frozenset(
@@ -52,8 +54,7 @@ def is_read_method(method: str) -> bool:
     return method in _READ_TABLE_OPS or method == "namespace_exists" or method.startswith(("list_", "describe_", "get_"))
 
 
-@dataclass(frozen=True)
-class Requirement:
+class Requirement(NamedTuple):  # built per request: a tuple is cheaper than a frozen dataclass
     """The grant an operation needs on each of the namespaces it touches."""
 
     grant: str
@@ -97,6 +98,34 @@ def requirement(route: R.Route, request: Any) -> Requirement:
     return Requirement(grant, found or ((),))
 
 
+def authorize(principal: "Principal", route: R.Route, request: Any) -> Requirement:
+    """What ``request`` needs (:func:`requirement`), once ``principal`` is found to hold it on
+    every namespace it touches; else PermissionDenied (403 code 15).  Listings of namespaces
+    are allowed on the way to a readable prefix (and filtered afterwards).  Where the answer
+    follows from the operation and the id alone it is remembered, per principal: its
+    grants never change (a reloaded auth file makes new principals)."""
+    method = route.op.method
+    key = None
+    if route.has_id and method != "rename_table":  # else ids in the body, or a second namespace
+        key = (method, tuple(getattr(request, "id", None) or ()))
+        need = principal._allowed.get(key)
+        if need is not None:
+            return need
+    need = requirement(route, request)
+    for ns in need.namespaces:
+        if principal.may(need.grant, ns):
+            continue
+        if method == "list_namespaces" and principal.may_see(ns):
+            continue
+        shown = ".".join(ns) if ns else "the root namespace"
+        raise PermissionDeniedError(f"{principal.name!r} may not {route.op.op_id} in {shown} (needs {need.grant})")
+    if key is not None:
+        if len(principal._allowed) >= _REMEMBERED:
+            principal._allowed.clear()
+        principal._allowed[key] = need
+    return need
+
+
 # -- principals -----------------------------------------------------------------------------
 
 
@@ -116,6 +145,9 @@ class Principal:
     digest: bytes = field(repr=False)  # SHA-256 of the token
     #: (grant level, prefix or None for everything)
     grants: tuple[tuple[int, tuple[str, ...] | None], ...] = ()
+
+    #: requests already found allowed, by operation and id (see :func:`authorize`)
+    _allowed: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     def may(self, grant: str, namespace: Sequence[str]) -> bool:
         """Whether a grant at least ``grant`` covers ``namespace`` (or an ancestor of it)."""
@@ -197,14 +229,26 @@ class AuthFile:
     a typo while editing must not lock every client out, nor let every one in.
     """
 
+    #: seconds between two looks at the file's modification time: a request costs no
+    #: stat then, and a change takes effect within this long
+    CHECK_INTERVAL = 1.0
+
     def __init__(self, path: str | os.PathLike):
         self.path = os.fspath(path)
+        self._checked = float("-inf")  # time.monotonic() of the last look
         self._lock = threading.Lock()
         self._stamp: tuple[int, int] | None = None
         self._principals: list[Principal] = []
+        self._by_digest: dict[bytes, Principal] = {}
+        #: counts the loads of the file: what was found in an older one no longer holds
+        self.generation = 0
         self._refresh(initial=True)
 
     def _refresh(self, initial: bool = False) -> None:
+        now = time.monotonic()
+        if not initial and now - self._checked < self.CHECK_INTERVAL:
+            return
+        self._checked = now
         st = os.stat(self.path)
         stamp = (st.st_mtime_ns, st.st_size)
         if stamp == self._stamp:
@@ -222,6 +266,8 @@ class AuthFile:
                 self._stamp = stamp
                 return
             self._principals, self._stamp = principals, stamp
+            self._by_digest = {p.digest: p for p in principals}
+            self.generation += 1
             if not initial:
                 log.info("auth file %s reloaded: %d principals", self.path, len(principals))
 
@@ -233,10 +279,7 @@ class AuthFile:
         return self._principals
 
     def find(self, token: str) -> Principal | None:
-        """The principal holding ``token``, compared in constant time on SHA-256 digests."""
-        given = digest(token)
-        found = None
-        for p in self.principals():
-            if hmac.compare_digest(given, p.digest):
-                found = p  # no early exit: the time taken does not say which principal matched
-        return found
+        """The principal holding ``token``, found by its SHA-256 digest: what a lookup's
+        timing could tell is about the digest, which says nothing of the token's bytes."""
+        self.principals()  # re-read if changed
+        return self._by_digest.get(digest(token))
