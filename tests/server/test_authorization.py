@@ -185,6 +185,24 @@ def test_with_the_default_interval_a_change_takes_effect_within_a_second(world):
     reader.declare_table({"id": ["sales", "w1"]})
 
 
+def test_a_token_removed_from_the_file_is_refused_although_it_was_remembered(world, monkeypatch):
+    """The server remembers the principal of credentials it has seen, only while the
+    file is as it was loaded; a wrong token beside a remembered one is refused each time."""
+    monkeypatch.setattr(A.AuthFile, "CHECK_INTERVAL", 0)
+    client, path, server = world
+    reader = client("reader")
+    for _ in range(3):
+        reader.describe_table({"id": ["sales", "t"]})
+    wrong = lance_ns.connect("rest", {"uri": server.url, "auth_token": TOKENS["reader"] + "x", "max_retries": "0"})
+    for _ in range(2):
+        with pytest.raises(UnauthenticatedError):
+            wrong.describe_table({"id": ["sales", "t"]})
+    wrong.close()
+    _rewrite(path, auth_toml().replace(f'token = "{TOKENS["reader"]}"', 'token = "a-new-reader-token"'))
+    with pytest.raises(UnauthenticatedError):
+        reader.describe_table({"id": ["sales", "t"]})
+
+
 def _rewrite(path, text: str) -> None:
     before = os.stat(path).st_mtime_ns
     path.write_text(text)
