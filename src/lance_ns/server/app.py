@@ -75,6 +75,8 @@ audit = logging.getLogger("lance_ns.audit")
 PRINCIPAL = "lance_ns.principal"
 #: the OperationId an endpoint serves, for the metrics' ``operation`` label
 OPERATION = "lance_ns.operation"
+#: the seconds the backend call of a request took (metrics: one record per request)
+BACKEND_SECONDS = "lance_ns.backend_seconds"
 
 #: the deepest nesting of arrays/objects accepted in a JSON body (requests need 3)
 MAX_JSON_DEPTH = 32
@@ -463,11 +465,8 @@ class NamespaceApp:
         same credentials is remembered while the auth file stays as it was loaded (a
         client sends the same token with every request); credentials that are refused
         are never remembered, so each refusal is decided afresh."""
-        creds = tuple(pair for pair in raw_headers if pair[0] in _AUTH_HEADERS)
-        generation = 0
-        if self.auth_file is not None:
-            self.auth_file.principals()  # re-read if the file changed (at most once a second)
-            generation = self.auth_file.generation
+        creds = tuple([pair for pair in raw_headers if pair[0] in _AUTH_HEADERS])
+        generation = 0 if self.auth_file is None else self.auth_file.current_generation()
         if generation != self._creds_generation:
             self._by_creds.clear()
             self._creds_generation = generation
@@ -567,7 +566,7 @@ class NamespaceApp:
                          *(request.header(h) for _, h in _CONTEXT_HEADERS))
                 req = self._known.get(known)
                 if req is not None:  # this very request was built and checked before
-                    return await self._call(route, req, None, request.scope.get(PRINCIPAL, A.ANONYMOUS), True)
+                    return await self._call(route, req, None, request.scope, True)
             fields = self._json_fields(request, raw)
             if route.body_field:  # the body is the field's value itself (a bare map)
                 fields = {route.body_field: fields}
@@ -588,7 +587,7 @@ class NamespaceApp:
                     fields[p.name] = R.parse_query_value(p, values)
         self._context_from_headers(request, fields)
         req = self._model(op, fields)
-        answer = await self._call(route, req, data, request.scope.get(PRINCIPAL, A.ANONYMOUS))
+        answer = await self._call(route, req, data, request.scope)
         if known is not None and answer.status < 400:  # answered: its checks passed
             if len(self._known) >= _KNOWN_REQUESTS:
                 self._known.clear()
@@ -620,12 +619,15 @@ class NamespaceApp:
                 data = b""
                 _check_arrow_stream(data, op.op_id == "CreateTable", self.max_decoded_bytes)
         self._context_from_headers(request, fields)
-        return await self._call(route, self._model(op, fields), data, request.scope.get(PRINCIPAL, A.ANONYMOUS))
+        return await self._call(route, self._model(op, fields), data, request.scope)
 
     # -- model -> backend -> response -------------------------------------------------
-    async def _call(self, route: R.Route, req: Any, data: bytes | None, principal: A.Principal,
+    async def _call(self, route: R.Route, req: Any, data: bytes | None, scope: dict,
                     checked: bool = False) -> _Answer:
-        """Run the operation (``checked``: ``req`` was checked before) and render its answer."""
+        """Run the operation (``checked``: ``req`` was checked before) for the request of
+        ``scope`` (its principal; the backend call's duration is left there for the metrics)
+        and render its answer."""
+        principal = scope.get(PRINCIPAL, A.ANONYMOUS)
         fn = getattr(self.namespace, route.op.method)
         mutating = not A.is_read_method(route.op.method)
         try:
@@ -643,8 +645,7 @@ class NamespaceApp:
                     if result is _WOULD_BLOCK:  # checked already: not again on the thread
                         result = await self._run(call_checked, fn, req)
             finally:
-                if self.metrics is not None:
-                    self.metrics.observe_backend(route.op.op_id, time.perf_counter() - start)
+                scope[BACKEND_SECONDS] = time.perf_counter() - start
         except BaseException as e:
             if mutating:
                 self._audit(principal, route, req, f"error code {code_of(e)}")
@@ -797,7 +798,8 @@ class NamespaceApp:
             elapsed = time.perf_counter() - start
             status = answer.status if answer is not None else 500
             if metrics is not None:
-                metrics.finished(route.op.op_id, status, elapsed, answer.code if answer is not None else "none")
+                metrics.finished(route.op.op_id, status, elapsed, answer.code if answer is not None else "none",
+                                 scope.get(BACKEND_SECONDS))
             if self.log_requests and log.isEnabledFor(logging.INFO):
                 log.info("%s %s %d %.1fms", scope["method"], scope["path"], status, elapsed * 1000)
 
@@ -907,7 +909,8 @@ class _Outer:
             logged[0] = True
             elapsed = time.perf_counter() - start
             if metrics is not None:
-                metrics.finished(scope.get(OPERATION, "other"), status_box[0], elapsed, code_box[0])
+                metrics.finished(scope.get(OPERATION, "other"), status_box[0], elapsed, code_box[0],
+                                 scope.get(BACKEND_SECONDS))
             if self.owner.log_requests and log.isEnabledFor(logging.INFO):
                 log.info("%s %s %d %.1fms", scope["method"], scope["path"], status_box[0], elapsed * 1000)
 

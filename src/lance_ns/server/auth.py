@@ -278,6 +278,13 @@ class AuthFile:
             log.error("auth file not readable, keeping the previous principals: %s", e)
         return self._principals
 
+    def current_generation(self) -> int:
+        """:attr:`generation`, once the file was looked at if it is time to (per request:
+        no more than a clock read and a comparison in between)."""
+        if time.monotonic() - self._checked >= self.CHECK_INTERVAL:
+            self.principals()
+        return self.generation
+
     def find(self, token: str) -> Principal | None:
         """The principal holding ``token``, found by its SHA-256 digest: what a lookup's
         timing could tell is about the digest, which says nothing of the token's bytes."""
