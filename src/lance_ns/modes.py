@@ -53,3 +53,22 @@ class WriteMode(_Mode):
     EXIST_OK = "exist_ok"
     OVERWRITE = "overwrite"
     APPEND = "append"
+
+
+class TransactionStatus(_Mode):
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELED = "canceled"
+
+
+class SetPropertyMode(_Mode):
+    OVERWRITE = "overwrite"
+    FAIL = "fail"
+    SKIP = "skip"
+
+
+class UnsetPropertyMode(_Mode):
+    SKIP = "skip"
+    FAIL = "fail"

@@ -24,6 +24,7 @@ from lance_namespace import (
     AlterTableAlterColumnsResponse,
     AlterTableBackfillColumnsResponse,
     AlterTableDropColumnsResponse,
+    AlterTransactionResponse,
     CreateTableBranchResponse,
     DeleteTableBranchResponse,
     DescribeTransactionResponse,
@@ -32,7 +33,13 @@ from lance_namespace import (
     UpdateFieldMetadataResponse,
     UpdateTableSchemaMetadataResponse,
 )
-from lance_namespace_urllib3_client.models import BranchContents, FragmentStats, FragmentSummary
+from lance_namespace_urllib3_client.models import (
+    AlterTransactionSetProperty,
+    AlterTransactionSetStatus,
+    BranchContents,
+    FragmentStats,
+    FragmentSummary,
+)
 
 from . import tables
 from .base import NamespaceBase, refused
@@ -40,12 +47,14 @@ from .detail import json_to_arrow_type
 from .errors import (
     ConcurrentModificationError,
     InvalidInputError,
+    InvalidTableStateError,
     TableBranchAlreadyExistsError,
     TableBranchNotFoundError,
     TransactionNotFoundError,
     UnsupportedOperationError,
 )
 from .identifiers import name_problem
+from .modes import SetPropertyMode, TransactionStatus, UnsetPropertyMode
 from .paging import paginate
 
 #: field metadata key holding a computed column's SQL expression (its binding),
@@ -64,10 +73,7 @@ _NO_VIEWS = (
     "Lance has no materialized views: a view's source query and UDTF are an opaque client format "
     "(Geneva's) that only its job runner executes, so lance-ns can neither create nor refresh one"
 )
-_IMMUTABLE = (
-    "a Lance transaction is written once, when it commits, and never changes; there is no queued "
-    "or running transaction to alter (DescribeTransaction describes committed ones)"
-)
+_IMMUTABLE = "a Lance transaction is written once, when it commits, and never changes"
 
 
 def split_field_path(path: str) -> list[str]:
@@ -399,7 +405,52 @@ class TableOps(NamespaceBase):
         """``id`` is the table's id followed by a transaction UUID (the
         ``transaction_id`` of a response, or any commit's); searched newest first
         on the main branch."""
-        ident = list(request.id or [])
+        status, props = self._committed_transaction(request.id)
+        return DescribeTransactionResponse(status=status, properties=props)
+
+    def alter_transaction(self, request):
+        """Lance writes a transaction once, when it commits, and never changes it: an
+        action that asks for what the transaction already is (its status, a property
+        it holds with that value, a property it lacks unset with Skip) succeeds, any
+        other fails with code 19 and nothing applied (the spec: all actions or none)."""
+        if not request.actions:
+            raise InvalidInputError("actions must hold at least one action")
+        status, props = self._committed_transaction(request.id)
+        for i, action in enumerate(request.actions):
+            given = [a for a in (action.set_status_action, action.set_property_action, action.unset_property_action)
+                     if a is not None]
+            if len(given) != 1:
+                raise InvalidInputError(f"action {i} must hold exactly one of set_status_action, "
+                                        "set_property_action, unset_property_action")
+            change = self._transaction_change(given[0], status, props)
+            if change:
+                raise InvalidTableStateError(f"action {i}: {change}; {_IMMUTABLE}")
+        return AlterTransactionResponse(status=status, properties=props)
+
+    @staticmethod
+    def _transaction_change(action, status: str, props: dict[str, str]) -> str | None:
+        """What ``action`` would change in a committed transaction (None: nothing)."""
+        if isinstance(action, AlterTransactionSetStatus):
+            wanted = TransactionStatus.parse(action.status)
+            return None if wanted is TransactionStatus.SUCCEEDED else f"the transaction is {status}, not {action.status}"
+        if not action.key:
+            raise InvalidInputError("a property action needs a key")
+        if isinstance(action, AlterTransactionSetProperty):
+            mode = SetPropertyMode.parse(action.mode, SetPropertyMode.OVERWRITE)
+            if action.key in props and mode is SetPropertyMode.FAIL:
+                return f"property {action.key!r} exists (mode Fail)"
+            if action.key in props and (mode is SetPropertyMode.SKIP or props[action.key] == action.value):
+                return None
+            return f"property {action.key!r} would be set to {action.value!r}"
+        mode = UnsetPropertyMode.parse(action.mode, UnsetPropertyMode.SKIP)
+        if action.key in props:
+            return f"property {action.key!r} would be removed"
+        return f"property {action.key!r} does not exist (mode Fail)" if mode is UnsetPropertyMode.FAIL else None
+
+    def _committed_transaction(self, ident) -> tuple[str, dict[str, str]]:
+        """The status and properties of the transaction ``ident`` names (the table's id,
+        then the transaction's UUID), searched newest first on the main branch."""
+        ident = list(ident or [])
         if len(ident) < 2:
             raise InvalidInputError("a transaction id is the table's id followed by the transaction's UUID")
         table_id, wanted = ident[:-1], ident[-1]
@@ -415,9 +466,8 @@ class TableOps(NamespaceBase):
                     props = {str(k): str(v) for k, v in (tx.transaction_properties or {}).items()}
                     props.update(version=str(version), read_version=str(tx.read_version),
                                  operation=type(tx.operation).__name__)
-                    return DescribeTransactionResponse(status="Succeeded", properties=props)
+                    return "Succeeded", props
         raise TransactionNotFoundError(f"no transaction {wanted!r} in table {table_id!r}")
 
-    alter_transaction = refused(_IMMUTABLE)
     create_materialized_view = refused(_NO_VIEWS)
     refresh_materialized_view = refused(_NO_VIEWS)

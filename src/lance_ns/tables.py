@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import io
+import re
 import struct
 
 import pyarrow as pa
@@ -30,6 +31,7 @@ from .errors import (
     TableSchemaValidationError,
     TableTagNotFoundError,
     TableVersionNotFoundError,
+    UnsupportedOperationError,
 )
 from .storage import delete_location  # noqa: F401 - re-exported
 
@@ -66,6 +68,8 @@ def translate(exc: BaseException, location: str = "") -> LanceNamespaceError:
         return TableVersionNotFoundError(text)
     if any(s in low for s in _USER_ERRORS):
         return InvalidInputError(text)
+    if "unsupported: " in low or "not supported: " in low:  # what Lance itself cannot do
+        return UnsupportedOperationError(_RUST_SOURCE.sub("", text.splitlines()[0]))
     if "dataset" in low and ("not found" in low or "does not exist" in low):
         return TableNotFoundError(f"no Lance table{where}: {text}")
     if "schema" in low and ("match" in low or "compatib" in low or "differ" in low):
@@ -80,6 +84,8 @@ def translate(exc: BaseException, location: str = "") -> LanceNamespaceError:
     return InternalError(f"{type(exc).__name__}: {text}")
 
 
+#: where in Lance's Rust source an error was raised (", src/namespace.rs:1569:18"): no news to a caller
+_RUST_SOURCE = re.compile(r",\s*\S+\.rs:\d+:\d+\s*$")
 #: message fragments of Lance errors about the caller's input (often raised as OSError)
 _USER_ERRORS = ("invalid user input", "ref is invalid", "unsupported data type", "lanceerror(schema)")
 

@@ -281,6 +281,7 @@ def checks() -> list[Check]:
                 Call("CreateTableVersion", {**_entry("s2"), "branch": "dev"}, expect=0),
                 Call("BatchDeleteTableVersions",
                      {"id": _TABLE, "branch": "dev", "ranges": [{"start_version": 1, "end_version": 2}]}, expect=0),
+                Call("CreateTableBranch", {"id": _TABLE, "name": "dev"}, expect=0),
             ),
             needs=_NEEDS,
             after="managed.version.gap",

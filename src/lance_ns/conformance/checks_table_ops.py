@@ -298,9 +298,21 @@ def table_ops_checks() -> list[Check]:
                Call("DescribeTransaction", {"id": ["solo"]}, expect=13),
                Call("DescribeTransaction", {"id": [NS, "missing_table", "tx"]}, expect=4)]),
         check("transaction.alter", "AlterTransaction",
-              "code 0: a committed Lance transaction never changes",
+              "a committed Lance transaction never changes: actions asking for what it is succeed "
+              "(status Succeeded, a property it lacks unset with Skip); a change is 19 and applies none of "
+              "the request's actions; a missing transaction is 10",
               [Call("AlterTransaction", {"id": [NS, "ops", "{tx}"], "actions": [
-                  {"set_status_action": {"status": "Failed"}}]}, expect=0),
+                  {"set_status_action": {"status": "succeeded"}},
+                  {"unset_property_action": {"key": "no_such_key"}}]}, verify=_field("status", "Succeeded")),
+               Call("AlterTransaction", {"id": [NS, "ops", "{tx}"], "actions": [
+                   {"set_property_action": {"key": "operation", "mode": "Skip", "value": "other"}},
+                   {"set_status_action": {"status": "Failed"}}]}, expect=19),
+               Call("AlterTransaction", {"id": [NS, "ops", "{tx}"], "actions": [
+                   {"set_property_action": {"key": "reviewed", "value": "yes"}}]}, expect=19),
+               Call("AlterTransaction", {"id": [NS, "ops", "{tx}"], "actions": [
+                   {"unset_property_action": {"key": "no_such_key", "mode": "Fail"}}]}, expect=19),
+               Call("AlterTransaction", {"id": [NS, "ops", "00000000-0000-0000-0000-000000000000"], "actions": [
+                   {"set_status_action": {"status": "Succeeded"}}]}, expect=10),
                Call("DescribeTransaction", {"id": [NS, "ops", "{tx}"]}, verify=_field("status", "Succeeded"))],
               after="table_ops.drop_columns"),
         check("materialized_view", "CreateMaterializedView",
