@@ -39,7 +39,9 @@ p50 and p99 with the ratios ours/bare and ours/pylance, against issue 22's targe
     python benchmarks/bench_rest.py --overhead [--quick]
 
 compares, with the same load, the server with authorization (an auth file) and
-metrics on against the same server with both off (aim: at least 0.9x).
+metrics on against the same server with both off (aim: at least 0.9x), then the
+same two apps called in process (no sockets), which prints what on costs per
+request in microseconds without the run-to-run noise of a loaded HTTP cell.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ import argparse
 import json
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -472,14 +475,84 @@ def overhead(root: str, threads: int, ops: list[str], clients: list[int], second
     _print_conditions(seconds, rounds)
     print("on: --auth-file (a reader principal's token) and metrics; off: no auth, --no-metrics")
     print(f"{'op':9} {'clients':>7} | {'on rps':>8} {'p99':>6} | {'off rps':>8} {'p99':>6} | {'on/off':>7}  target >= 0.9x")
+    ratios = []
     for op in ops:
         for n in clients:
             a, b = results[("on", op, n)], results[("off", op, n)]
             ratio = a["rps"] / b["rps"]
+            ratios.append(ratio)
             print(f"{op:9} {n:>7} | {a['rps']:>8.0f} {a['p99_ms']:>6.2f} | {b['rps']:>8.0f} {b['p99_ms']:>6.2f} |"
                   f" {ratio:>6.2f}x  {'met' if ratio >= 0.9 else 'NOT met'}"
                   + (f"  errors {a['errors']}/{b['errors']}" if a["errors"] or b["errors"] else ""))
+    print(f"all cells (geometric mean): {statistics.geometric_mean(ratios):.2f}x")
+    # A cell's ratio moves by several per cent from run to run on this machine, more than the
+    # difference measured: the server's own cost per request, without sockets, says it exactly.
+    own, n = in_process_cost(root, auth, ops), min(clients)
+    print("\nthe server's own work per request, in process (the ASGI app called directly, median of 5 x 2,000):")
+    for op in ops:
+        on, off = own[op]
+        print(f"{op:9} on {on:6.1f} us  off {off:6.1f} us  on costs {on - off:+5.1f} us: "
+              f"{(on - off) / (1e6 / results[('off', op, n)]['rps']):.1%} of a request's time at {n} client(s) over HTTP")
     return 0
+
+
+#: what in_process_cost sends: (method, path, body, query string) per operation
+_IN_PROCESS_REQUESTS = {
+    "describe": ("POST", "/v1/table/" + "$".join(TARGET) + "/describe", json.dumps({"id": TARGET}).encode(), b""),
+    "exists": ("POST", "/v1/table/" + "$".join(TARGET) + "/exists", json.dumps({"id": TARGET}).encode(), b""),
+    "list": ("GET", f"/v1/namespace/{LIST_NAMESPACE[0]}/table/list", b"", f"limit={PAGE}".encode()),
+}
+
+
+def in_process_cost(root: str, auth: str, ops: list[str], calls: int = 2000, repeat: int = 5) -> dict:
+    """op -> (microseconds per request with auth and metrics on, with both off): the ASGI app
+    called directly on one event loop, on and off alternated."""
+    import asyncio
+
+    import lance_ns
+    from lance_ns.server.app import create_app
+
+    apps = {
+        "on": (create_app(lance_ns.connect("dir", {"root": root}), auth_file=auth, log_requests=False),
+               [(b"authorization", f"Bearer {TOKEN}".encode())]),
+        "off": (create_app(lance_ns.connect("dir", {"root": root}), metrics=False, log_requests=False), []),
+    }
+
+    async def call(app, headers, method, path, body, query):
+        sent = []
+        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method,
+                 "scheme": "http", "path": path, "raw_path": path.encode(), "root_path": "", "query_string": query,
+                 "headers": [*headers, (b"content-type", b"application/json"),
+                             (b"content-length", str(len(body)).encode())],
+                 "server": ("127.0.0.1", 80), "client": ("127.0.0.1", 1)}
+
+        async def receive():
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        async def send(message):
+            sent.append(message)
+
+        await app(scope, receive, send)
+        if sent[0]["status"] != 200:
+            raise RuntimeError(f"{method} {path}: {sent[0]['status']} {sent[1].get('body', b'')[:200]!r}")
+
+    async def run() -> dict:
+        out = {}
+        for op in ops:
+            request = _IN_PROCESS_REQUESTS[op]
+            times: dict[str, list[float]] = {"on": [], "off": []}
+            for _ in range(repeat):
+                for name, (app, headers) in apps.items():
+                    for _ in range(calls // 10):  # warm
+                        await call(app, headers, *request)
+                    start = time.perf_counter()
+                    for _ in range(calls):
+                        await call(app, headers, *request)
+                    times[name].append((time.perf_counter() - start) / calls * 1e6)
+            out[op] = (statistics.median(times["on"]), statistics.median(times["off"]))
+        return out
+
+    return asyncio.run(run())
 
 
 def _summary(cell: dict) -> dict:
