@@ -4,11 +4,10 @@ lists, a row for each of the interface's operations."""
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 from lance_ns.base import OPERATIONS
-from lance_ns.impls import IMPLS
+from lance_ns.config import load_class
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "backends.md"
 
@@ -27,8 +26,7 @@ def _table() -> tuple[list[str], dict[str, list[str]]]:
 
 
 def _supported(alias: str) -> set[str]:
-    module, name = IMPLS[alias][0].split(":")
-    return set(getattr(importlib.import_module(module), name).supported_operations())
+    return set(load_class(alias).supported_operations())
 
 
 def test_every_operation_has_a_row():

@@ -14,7 +14,6 @@ tests/docs/test_support_table.py and exercised by the conformance scenario.
 
 from __future__ import annotations
 
-import importlib
 import io
 import uuid
 
@@ -26,6 +25,7 @@ from lance_namespace.errors import UnsupportedOperationError
 
 import lance_ns
 from lance_ns.base import OPERATIONS, coerce_request
+from lance_ns.config import load_class
 from lance_ns.impls import IMPLS
 
 NS = ["ops"]
@@ -144,7 +144,5 @@ def test_ours_answers_at_least_50_and_more_than_pylances_directory_namespace(tmp
 
 @pytest.mark.parametrize("alias", [a for a in sorted(IMPLS) if a != "rest"])
 def test_every_backend_answers_at_least_50(alias):
-    module, name = IMPLS[alias][0].split(":")
-    cls = getattr(importlib.import_module(module), name)
-    supported = set(cls.supported_operations())
+    supported = set(load_class(alias).supported_operations())
     assert len(supported) >= 50, sorted({op.op_id for op in OPERATIONS.values()} - supported)
