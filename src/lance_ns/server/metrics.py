@@ -47,6 +47,10 @@ class _Histogram:
         self.counts = [0] * (len(BUCKETS) + 1)  # per bucket, the last one +Inf
         self.sum = 0.0
 
+    def observe(self, seconds: float) -> None:
+        self.counts[bisect_left(BUCKETS, seconds)] += 1
+        self.sum += seconds
+
     def cumulative(self) -> list[tuple[str, int]]:
         total, out = 0, []
         for bound, count in zip((*map(str, BUCKETS), "+Inf"), self.counts):
@@ -94,16 +98,12 @@ class Tally:
         for operation, status, seconds, code, backend_seconds in answered:
             key = (operation, status)
             requests[key] = requests.get(key, 0) + 1
-            histogram = latency.get(operation) or _histogram(latency, operation)
-            histogram.counts[bisect_left(BUCKETS, seconds)] += 1  # a histogram's observe, inlined
-            histogram.sum += seconds
+            _histogram(latency, operation).observe(seconds)
             if code is not None:
                 key = (operation, code)
                 errors[key] = errors.get(key, 0) + 1
             if backend_seconds is not None:
-                histogram = backend.get(operation) or _histogram(backend, operation)
-                histogram.counts[bisect_left(BUCKETS, backend_seconds)] += 1
-                histogram.sum += backend_seconds
+                _histogram(backend, operation).observe(backend_seconds)
 
     def collect(self):
         """prometheus-client's collector protocol: the families, built when scraped."""
