@@ -296,16 +296,22 @@ def _limit_requests():
     }
 
 
+#: the request each --limit operation sends, as (method, path, JSON body, query string): what
+#: _capture records for the bare callable and in_process_cost replays
+_LIMIT_HTTP = {
+    "describe": ("POST", "/v1/table/" + "$".join(TARGET) + "/describe", json.dumps({"id": TARGET}).encode(), b""),
+    "exists": ("POST", "/v1/table/" + "$".join(TARGET) + "/exists", json.dumps({"id": TARGET}).encode(), b""),
+    "list": ("GET", f"/v1/namespace/{LIST_NAMESPACE[0]}/table/list", b"", f"limit={PAGE}".encode()),
+}
+
+
 def _capture(url: str) -> dict:
     """The bytes our server answers to each request the load sends (what the bare callable replays)."""
     import httpx
 
-    table = "%24".join(TARGET)
-    got = {
-        "describe": httpx.post(f"{url}/v1/table/{table}/describe", json={"id": TARGET}),
-        "exists": httpx.post(f"{url}/v1/table/{table}/exists", json={"id": TARGET}),
-        "list": httpx.get(f"{url}/v1/namespace/{LIST_NAMESPACE[0]}/table/list", params={"limit": PAGE}),
-    }
+    got = {op: httpx.request(method, f"{url}{path}" + (f"?{query.decode()}" if query else ""), content=body,
+                             headers={"content-type": "application/json"})
+           for op, (method, path, body, query) in _LIMIT_HTTP.items()}
     for op, r in got.items():
         r.raise_for_status()
     return {op: {"status": r.status_code, "type": r.headers["content-type"], "body": r.text} for op, r in got.items()}
@@ -496,14 +502,6 @@ def overhead(root: str, threads: int, ops: list[str], clients: list[int], second
     return 0
 
 
-#: what in_process_cost sends: (method, path, body, query string) per operation
-_IN_PROCESS_REQUESTS = {
-    "describe": ("POST", "/v1/table/" + "$".join(TARGET) + "/describe", json.dumps({"id": TARGET}).encode(), b""),
-    "exists": ("POST", "/v1/table/" + "$".join(TARGET) + "/exists", json.dumps({"id": TARGET}).encode(), b""),
-    "list": ("GET", f"/v1/namespace/{LIST_NAMESPACE[0]}/table/list", b"", f"limit={PAGE}".encode()),
-}
-
-
 def in_process_cost(root: str, auth: str, ops: list[str], calls: int = 2000, repeat: int = 5) -> dict:
     """op -> (microseconds per request with auth and metrics on, with both off): the ASGI app
     called directly on one event loop, on and off alternated."""
@@ -539,7 +537,7 @@ def in_process_cost(root: str, auth: str, ops: list[str], calls: int = 2000, rep
     async def run() -> dict:
         out = {}
         for op in ops:
-            request = _IN_PROCESS_REQUESTS[op]
+            request = _LIMIT_HTTP[op]
             times: dict[str, list[float]] = {"on": [], "off": []}
             for _ in range(repeat):
                 for name, (app, headers) in apps.items():
