@@ -75,6 +75,24 @@ def split_id(value: str, delimiter: str) -> list[str]:
     return parts
 
 
+def names_same_object(body_id: object, path_id: Sequence[str], delimiter: str) -> bool:
+    """Whether a request body's ``id`` names the object its path names.
+
+    The path is authoritative; a body id is the same request when, joined and
+    split again by the request's delimiter, it is the path's id.  Lance's Rust
+    REST client (DuckDB's extension embeds it) sends a nested table's body id as
+    one joined string: ``{"id": ["sales$orders"]}`` for the path ``sales$orders``.
+    """
+    if not isinstance(body_id, list) or not all(isinstance(p, str) for p in body_id):
+        return False
+    if list(body_id) == list(path_id):
+        return True
+    try:
+        return split_id(delimiter.join(body_id), delimiter) == list(path_id)
+    except InvalidInputError:  # an empty component: names nothing
+        return False
+
+
 def parse_id(value: str | Sequence[str] | None, delimiter: str = DEFAULT_DELIMITER) -> list[str]:
     """String or list form -> validated list form.  ``""``/None/``[]`` is the root.
 

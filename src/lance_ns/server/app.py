@@ -54,7 +54,7 @@ from ..errors import (
     error_body,
     http_status,
 )
-from ..identifiers import REST_DELIMITER, split_id
+from ..identifiers import REST_DELIMITER, names_same_object, split_id
 from ..limits import Limits
 from ..modes import CreateMode, DropBehavior, DropMode, RegisterMode, WriteMode
 from ..redact import RedactingFilter, is_secret_key, redact_text
@@ -575,8 +575,8 @@ class NamespaceApp:
         if route.has_id:
             path_id = split_id(request.scope["path_params"]["id"], delimiter)
             body_id = fields.get("id")
-            if body_id is not None and body_id != path_id:
-                raise InvalidInputError(f"body id {body_id!r} does not match the path id {path_id!r}")
+            if body_id is not None and not names_same_object(body_id, path_id, delimiter):
+                raise InvalidInputError(f"body id {body_id!r} names another object than the path id {path_id!r}")
             fields["id"] = path_id
         for p in route.path_params:
             fields[p.name] = request.scope["path_params"][p.name]
