@@ -872,6 +872,7 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
         while True:
             history = self._versions(ns, table)
             if not history or self._manifest_in_place(table, history[-1]):
+                self._set_aside_bypass(ns, table, history)
                 return table
             if time.monotonic() >= deadline:
                 # The committer stopped between grant and copy.  Answering this version
@@ -887,6 +888,32 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
             time.sleep(pause)
             pause = min(pause * 2, 0.2)
             table = self._get_table(ns, table.name) or table
+
+    def _set_aside_bypass(self, ns: list[str], table: CatalogTable, history: list[dict]) -> None:
+        """Move manifests written straight to storage after the latest published version
+        out of ``_versions/``, before anyone builds on them.
+
+        Lance numbers a commit after the newest manifest in storage: a pylance append
+        after a bypass write would stage version N+2 on top of the bypass rows, be
+        refused, and report "commit result unknown".  Set aside here (one existence
+        check of version N+1 per read of the latest version, a listing only when it
+        is there), the append builds on the namespace's N and becomes N+1.
+        """
+        expected = (history[-1]["version"] if history else 0) + 1
+        opts = self._table_storage_options(table)
+        try:
+            if not tables.manifest_exists(table.location, opts, expected):
+                return
+            if self._granted(ns, table.name, expected):  # granted a moment ago, being copied into place
+                return
+            moved = tables.set_aside_unpublished(
+                table.location, opts, lambda v: v < expected or self._granted(ns, table.name, v))
+        except OSError as e:  # storage cannot tell now: a commit on top of a bypass is still refused (14)
+            log.info("could not look for unpublished versions of %s: %s", table.location, e)
+            return
+        if moved:
+            log.warning("table %s: versions %s were written to storage without the namespace; set aside "
+                        "(kept beside _versions/ as *-unpublished-*)", to_string(ns + [table.name]), moved)
 
     def _manifest_in_place(self, table: CatalogTable, record: dict) -> bool:
         """Whether a granted version's manifest is in ``_versions/`` (True where storage cannot tell)."""

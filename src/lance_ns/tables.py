@@ -394,6 +394,19 @@ def manifest_in_place(location: str, opts: dict | None, record: dict) -> bool:
     return info.type == pafs.FileType.File and (size is None or info.size == size)
 
 
+def manifest_exists(location: str, opts: dict | None, version: int) -> bool:
+    """Whether ``_versions/`` holds a manifest of ``version`` (under either naming scheme)."""
+    import pyarrow.fs as pafs
+
+    from .storage import filesystem, join
+
+    for scheme in ("V2", "V1"):
+        fs, path = filesystem(join(location, "_versions", manifest_name(version, scheme)), opts)
+        if fs.get_file_info(path).type == pafs.FileType.File:
+            return True
+    return False
+
+
 def set_aside_unpublished(location: str, opts: dict | None, is_published) -> list[int]:
     """Set aside every manifest in ``_versions/`` whose version ``is_published(v)`` denies;
     the versions set aside.  Lance numbers a new commit after the newest manifest in

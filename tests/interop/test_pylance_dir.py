@@ -181,3 +181,87 @@ def test_both_ways_on_s3():
         rust.declare_table(DeclareTableRequest(id=["b", "z"]))
         assert ours.list_namespaces({"id": []}).namespaces == ["a", "b"]
         assert ours.list_tables({"id": ["b"]}).tables == ["z"]
+
+
+# -- a root holding lance-ns implementation-managed tables -------------------------------------------------
+
+
+def _rows(ds) -> list[int]:
+    return sorted(ds.to_table().column("id").to_pylist())
+
+
+def _ours_managed(root) -> "lance_ns.dir":
+    ours = lance_ns.connect("dir", {"root": str(root), "managed_versioning": "true"})
+    ours.create_namespace(CreateNamespaceRequest(id=["io"]))
+    lance.write_dataset(DATA, namespace_client=ours, table_id=["io", "it"], mode="create")
+    lance.write_dataset(DATA, namespace_client=ours, table_id=["io", "it"], mode="append")
+    lance.write_dataset(DATA, namespace_client=ours, table_id=["top"], mode="create")
+    return ours
+
+
+@pytest.mark.parametrize("tracking", ["true", "false"])
+def test_pylance_writes_a_root_holding_our_managed_tables(tmp_path, tracking):
+    """pylance's DirectoryNamespace (version tracking on and off) creates and appends to
+    its own tables, nested and at the root, beside lance-ns managed tables, and reads
+    ours; lance-ns lists, reads and appends to what pylance wrote.  (Before, the
+    managed history lived in __manifest as rows pylance refused: "Invalid object type".)"""
+    ours = _ours_managed(tmp_path)
+    theirs = RustDirectoryNamespace(root=str(tmp_path), manifest_enabled="true",
+                                    table_version_tracking_enabled=tracking)
+    for tid in (["io", "pt"], ["pt_top"]):
+        lance.write_dataset(DATA, namespace_client=theirs, table_id=tid, mode="create")
+        lance.write_dataset(DATA, namespace_client=theirs, table_id=tid, mode="append")
+    assert _rows(lance.dataset(namespace_client=theirs, table_id=["io", "it"])) == [1, 1, 2, 2, 3, 3]
+    assert sorted(theirs.list_tables(ListTablesRequest(id=["io"])).tables) == ["it", "pt"]
+
+    fresh = lance_ns.connect("dir", {"root": str(tmp_path)})
+    assert fresh.list_tables(ListTablesRequest(id=["io"])).tables == ["it", "pt"]
+    assert sorted(fresh.list_tables(ListTablesRequest(id=[])).tables) == ["pt_top", "top"]
+    for tid in (["io", "pt"], ["pt_top"]):
+        lance.write_dataset(DATA, namespace_client=fresh, table_id=tid, mode="append")
+        assert _rows(lance.dataset(namespace_client=fresh, table_id=tid)) == [1, 1, 1, 2, 2, 2, 3, 3, 3]
+    # our managed table is still ours: its history goes on through lance-ns
+    lance.write_dataset(DATA, namespace_client=fresh, table_id=["io", "it"], mode="append")
+    assert fresh.describe_table(DescribeTableRequest(id=["io", "it"])).version == 3
+    assert _rows(lance.dataset(namespace_client=theirs, table_id=["io", "it"])) == [1, 1, 1, 2, 2, 2, 3, 3, 3]
+
+
+def test_a_root_with_version_rows_in_its_manifest_is_moved_out_when_opened(tmp_path):
+    """A root an earlier lance-ns wrote (managed history as ``table_version`` rows of
+    __manifest) is repaired by the first lance-ns that opens it: the rows move to the
+    version store, the history stays whole, and pylance can write the root again."""
+    import json
+
+    from lance_ns.impls.dir.manifest import TABLE_VERSION, Entry, Manifest
+
+    ours = _ours_managed(tmp_path)
+    described = ours.describe_table(DescribeTableRequest(id=["io", "it"]))
+    history = [r.model_dump() for r in ours.list_table_versions({"id": ["io", "it"]}).versions]
+    assert [r["version"] for r in history] == [1, 2]
+    # rewrite the root as an earlier release left it: the rows in __manifest, keyed by the
+    # table's object id, and a table entry without its history id
+    old = Manifest(str(tmp_path), {})
+    entry = old.get("io$it")
+    old.delete(["io$it"])
+    old.insert(Entry("io$it", entry.kind, entry.location,
+                     {k: v for k, v in entry.properties.items() if k != "lance_ns.history"}))
+    old.insert_many([Entry(f"io$it/v/{r['version']:020d}", TABLE_VERSION, None,
+                           {"record": json.dumps({k: v for k, v in r.items() if v is not None})}) for r in history])
+    import shutil
+    shutil.rmtree(tmp_path / "_lance_ns")
+    with pytest.raises(Exception, match="(?i)object type"):  # what pylance made of such a root
+        lance.write_dataset(DATA, namespace_client=RustDirectoryNamespace(root=str(tmp_path)),
+                            table_id=["io", "broken"], mode="create")
+
+    reopened = lance_ns.connect("dir", {"root": str(tmp_path)})
+    assert reopened.list_tables(ListTablesRequest(id=["io"])).tables == ["it"]  # the first read moves them
+    assert Manifest(str(tmp_path), {}).entries(TABLE_VERSION) == []
+    assert reopened.describe_table(DescribeTableRequest(id=["io", "it"])).version == described.version
+    lance.write_dataset(DATA, namespace_client=RustDirectoryNamespace(root=str(tmp_path)),
+                        table_id=["io", "pt"], mode="create")
+    lance.write_dataset(DATA, namespace_client=reopened, table_id=["io", "it"], mode="append")
+    assert [v.version for v in reopened.list_table_versions({"id": ["io", "it"]}).versions] == [1, 2, 3]
+    # renamed, the table keeps the history it had under its old object id
+    reopened.rename_table({"id": ["io", "it"], "new_table_name": "it2"})
+    assert reopened.describe_table(DescribeTableRequest(id=["io", "it2"])).version == 3
+    assert _rows(lance.dataset(namespace_client=reopened, table_id=["io", "it2"])) == [1, 1, 1, 2, 2, 2, 3, 3, 3]

@@ -153,13 +153,32 @@ def test_a_staging_manifest_outside_the_table_is_refused(tmp_path):
 def test_pylance_opening_by_location_does_not_consult_the_namespace(tmp_path):
     """Minimal reproduction (docs/reliability.md): only pylance calls that name the
     namespace (``namespace_client=``) see the namespace's version; opening the
-    table's location reads whatever storage holds, bypass writes included."""
+    table's location reads whatever storage holds, bypass writes included -- until
+    the namespace's next read of the table sets the bypass version aside."""
     ns = managed_dir(tmp_path)
     lance.write_dataset(rows(1), namespace_client=ns, table_id=["t"], mode="create")
-    location = ns.describe_table({"id": ["t"]}).location
+    location = ns.list_table_versions({"id": ["t"]}).versions[0].manifest_path.rsplit("/_versions/", 1)[0]
+    location = "/" + location if not location.startswith("/") else location
     lance.write_dataset(rows(2), location, mode="append")  # bypass
-    assert lance.dataset(namespace_client=ns, table_id=["t"]).count_rows() == 1
     assert lance.dataset(location).count_rows() == 2  # storage, not the namespace
+    assert lance.dataset(namespace_client=ns, table_id=["t"]).count_rows() == 1
+    assert lance.dataset(location).count_rows() == 1  # set aside by that read
+    assert any("-unpublished-" in p.name for p in Path(location, "_versions").iterdir())
+
+
+def test_an_append_after_a_bypass_write_is_the_namespaces_next_version(tmp_path):
+    """Issue 29: pylance's append after a bypass write used to fail with "Commit result
+    for version N+1 is unknown".  The namespace's chain goes on instead: the append is
+    version N+1 with the namespace's rows and its own; the bypass rows stay invisible."""
+    ns = managed_dir(tmp_path)
+    lance.write_dataset(rows("a"), namespace_client=ns, table_id=["t"], mode="create")
+    lance.write_dataset(rows("b"), namespace_client=ns, table_id=["t"], mode="append")
+    location = ns.describe_table({"id": ["t"]}).location
+    lance.write_dataset(rows("bypass"), location, mode="append")
+    ds = lance.write_dataset(rows("c"), namespace_client=ns, table_id=["t"], mode="append")
+    assert ds.version == 3 and published(ns, ["t"]) == [1, 2, 3]
+    assert sorted(lance.dataset(namespace_client=ns, table_id=["t"]).to_table()["v"].to_pylist()) == ["a", "b", "c"]
+    assert sorted(lance.dataset(location).to_table()["v"].to_pylist()) == ["a", "b", "c"]
 
 
 def test_the_spark_sources_table_reads_and_commits_through_the_namespace(tmp_path):
@@ -173,12 +192,10 @@ def test_the_spark_sources_table_reads_and_commits_through_the_namespace(tmp_pat
     ns = lance_ns.connect("dir", {"root": str(tmp_path)})
     lance.write_dataset(rows(1, 2), namespace_client=ns, table_id=["t"], mode="append")
     lance.write_dataset(rows(9), ref.uri, mode="append")  # bypass
-    ref, _ = resolve(config)
+    ref, _ = resolve(config)  # resolving reads the table: the bypass version is set aside
     assert ref.open().version == 1 and ref.open().count_rows() == 2
     fragments = lance.fragment.write_fragments(rows(3), ref.uri)
     tx = lance.Transaction(read_version=1, operation=lance.LanceOperation.Append(fragments))
-    with pytest.raises(Exception):  # built on the bypass version storage holds: refused, set aside
-        lance.LanceDataset.commit(ref.uri, tx, **ref.commit_options())
     ds = lance.LanceDataset.commit(ref.uri, tx, **ref.commit_options())
     assert ds.version == 2 and published(ns, ["t"]) == [1, 2]
     assert sorted(ref.open().to_table()["v"].to_pylist()) == ["1", "2", "3"]

@@ -8,7 +8,9 @@ The layout is pylance's own ``lance.namespace.DirectoryNamespace`` (Rust):
 * ``<table dir>/.lance-reserved``: a declared table (no data yet);
 * ``<table dir>/.lance-deregistered``: a root-level table taken out of the
   namespace while its data stays;
-* ``<root>/<name>/``: the seed spec's bare table directories, recognised too.
+* ``<root>/<name>/``: the seed spec's bare table directories, recognised too;
+* ``<root>/_lance_ns/``: lance-ns's own files (the version history of
+  implementation-managed tables), which no pylance client reads.
 
 File access goes through :class:`Files`: ``os`` on local disk (fast, with
 ``O_EXCL`` for create-if-absent) and ``pyarrow.fs`` for object stores.
@@ -24,6 +26,10 @@ from urllib.parse import urlparse
 from ... import storage
 
 MANIFEST_DIR = "__manifest"
+#: lance-ns's own Lance table of the published versions of implementation-managed tables,
+#: kept out of ``__manifest`` (pylance's DirectoryNamespace refuses rows it does not know);
+#: pylance lists only ``<name>.lance`` root directories, and ours never a ``_``-prefixed one
+VERSIONS_STORE_DIR = "_lance_ns/table_versions"
 TABLE_SUFFIX = ".lance"
 RESERVED = ".lance-reserved"
 DEREGISTERED = ".lance-deregistered"

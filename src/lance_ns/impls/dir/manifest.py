@@ -37,6 +37,7 @@ import time
 from bisect import bisect_left, insort
 from collections import Counter
 from dataclasses import dataclass
+from typing import Callable
 
 import pyarrow as pa
 
@@ -49,7 +50,9 @@ log = logging.getLogger(__name__)
 
 TABLE = "table"
 NAMESPACE = "namespace"
-#: a published version of an implementation-managed table (lance-ns's own rows)
+#: a published version of an implementation-managed table: a row of lance-ns's version
+#: store (layout.VERSIONS_STORE_DIR), never of ``__manifest``, whose pylance readers
+#: refuse object types they do not know (rows of earlier releases are moved out on load)
 TABLE_VERSION = "table_version"
 
 SCHEMA = pa.schema(
@@ -124,8 +127,14 @@ def _is_missing(exc: Exception) -> bool:
 
 class Manifest:
     def __init__(self, root: str, storage_options: dict[str, str], compact_every: int = 32,
-                 retain_versions: int = 8, staleness: float = 0.0, remote: bool = False):
-        self.uri = storage.join(root, MANIFEST_DIR)
+                 retain_versions: int = 8, staleness: float = 0.0, remote: bool = False,
+                 directory: str = MANIFEST_DIR):
+        #: ``directory``: ``__manifest``, or another table of the same schema and rules
+        #: (the namespace's version store, layout.VERSIONS_STORE_DIR)
+        self.uri = storage.join(root, directory)
+        #: where rows of TABLE_VERSION found here go (:meth:`_move_out_versions`); None: they stay
+        self.move_versions_to: Callable[[list[Entry]], None] | None = None
+        self._moving = False
         self.storage_options = storage_options or None
         self.compact_every = compact_every
         self.retain_versions = max(retain_versions, 1)
@@ -133,6 +142,7 @@ class Manifest:
         self._ds = None
         self._version = 0  # 0: no manifest table yet
         self._entries: dict[str, Entry] = {}
+        self._versions_here: list[Entry] = []
         self._children: dict[tuple[str, str], list[str]] | None = None
         self._dirs: Counter | None = None
         #: seconds a read may rely on the last version check (0: every read checks)
@@ -160,6 +170,8 @@ class Manifest:
         ds = self._ds
         # the common case, checked without the lock so that threads describe in parallel
         if ds is not None and ds.latest_version == self._version:
+            if self._legacy_versions:
+                self._move_out_versions()
             return
         refuse_blocking("reading a new version of __manifest")
         with self._lock:
@@ -169,6 +181,33 @@ class Manifest:
                     self._load(ds)
             elif self._ds.latest_version != self._version:
                 self._load(self._open())
+        if self._legacy_versions:
+            self._move_out_versions()
+
+    @property
+    def _legacy_versions(self) -> bool:
+        return self.move_versions_to is not None and not self._moving and bool(self._versions_here)
+
+    def _move_out_versions(self) -> None:
+        """Rows of TABLE_VERSION (lance-ns releases before 0.2 kept the history of managed
+        tables in ``__manifest``) go to ``move_versions_to`` first, then leave this table,
+        so that pylance's DirectoryNamespace, which refuses object types it does not know,
+        can write this root again.  Copy, then delete: a failure in between leaves the rows
+        in both places, and the next load moves them again (the copy skips what is there)."""
+        refuse_blocking("moving version rows out of __manifest")
+        with self._lock:
+            rows = list(self._versions_here)
+            if not rows or self._moving:
+                return
+            self._moving = True
+            try:
+                self.move_versions_to(rows)
+                self.delete([r.object_id for r in rows])
+                log.info("moved %d version rows of managed tables out of %s", len(rows), self.uri)
+            except Exception as e:  # noqa: BLE001 - reads go on; the next load tries again
+                log.warning("could not move version rows out of %s: %s", self.uri, e)
+            finally:
+                self._moving = False
 
     def _open(self):
         import lance
@@ -196,6 +235,8 @@ class Manifest:
                 entries[oid] = Entry(oid, kind, location, _parse_metadata(meta))
         self._ds, self._version, self._entries = ds, ds.version, entries
         self._children = self._dirs = None
+        self._versions_here = ([e for e in entries.values() if e.kind == TABLE_VERSION]
+                               if self.move_versions_to is not None else [])
 
     @contextlib.contextmanager
     def _reading(self):
@@ -403,6 +444,8 @@ class Manifest:
 
     def _drop(self, oid: str) -> None:
         entry = self._entries.pop(oid, None)
+        if entry is not None and entry.kind == TABLE_VERSION and self._versions_here:
+            self._versions_here = [e for e in self._versions_here if e.object_id != oid]
         if entry is not None and self._dirs is not None and _root_dir(entry):
             self._dirs[_root_dir(entry)] -= 1
             if self._dirs[_root_dir(entry)] <= 0:

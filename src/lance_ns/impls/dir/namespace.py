@@ -34,9 +34,11 @@ Properties:
   that late (this server's own commits are seen at once);
 * ``managed_versioning`` (or pylance's name ``table_version_tracking_enabled``,
   default false): tables created from then on are implementation-managed; their
-  published versions are rows of ``__manifest`` (object type ``table_version``,
-  which pylance's own DirectoryNamespace ignores), granted one per version by the
-  manifest's conditional insert, several tables in one commit.
+  published versions are rows of lance-ns's own version store
+  ``<root>/_lance_ns/table_versions`` (a Lance table with ``__manifest``'s schema and
+  rules), granted one per version by its conditional insert, several tables in one
+  commit.  Never rows of ``__manifest``: pylance's DirectoryNamespace refuses object
+  types it does not know, and rows earlier releases kept there are moved out on load.
 
 What a drop deletes: the directory of a table whose location is the one the
 layout gives its id (``<root>/<name>.lance``, a listed ``<root>/<name>/``, or a
@@ -47,15 +49,17 @@ else keeps its data unless the request's context says ``purge``.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import threading
 import time
+import uuid
 from dataclasses import dataclass, replace
 
 from ... import storage
 from ...base import refuse_blocking
-from ...catalog import CatalogNamespace, CatalogTable, _overlaps
+from ...catalog import CatalogNamespace, CatalogTable, _overlaps, is_managed
 from ...errors import (
     ConcurrentModificationError,
     InvalidInputError,
@@ -74,6 +78,7 @@ from .layout import (
     MARKER_BODY,
     RESERVED,
     TABLE_SUFFIX,
+    VERSIONS_STORE_DIR,
     Files,
     is_local,
     nested_dir_name,
@@ -81,6 +86,12 @@ from .layout import (
 )
 from .manifest import NAMESPACE, TABLE, TABLE_VERSION, Entry, Exists, Manifest
 
+log = logging.getLogger(__name__)
+
+#: the table property naming a managed table's history in the version store (set at
+#: creation, copied by a rename, so a table declared again under the name starts empty);
+#: tables made before it existed are found under their object id
+HISTORY_KEY = "lance_ns.history"
 #: how long a remote root listing is reused for continuation pages
 _REMOTE_LISTING_TTL = 30.0
 #: a nested table's directory as pylance names it: ``<8 hex>_<object id>``
@@ -135,9 +146,19 @@ class DirectoryNamespace(CatalogNamespace):
             if self.manifest_enabled
             else None
         )
+        #: the published versions of managed tables (see the module docstring)
+        self.version_store = None
         if self.manifest is None:
             self.supports_managed_versioning = False
-            self.managed_refusal = "the version history lives in __manifest, which needs manifest_enabled=true"
+            self.managed_refusal = "the version history lives beside __manifest, which needs manifest_enabled=true"
+        else:
+            self.version_store = Manifest(
+                self.root, self.storage_options, directory=VERSIONS_STORE_DIR,
+                compact_every=self.int_prop("manifest_compact_every", 32),
+                retain_versions=self.int_prop("manifest_retain_versions", 8, minimum=1),
+                staleness=self.int_prop("manifest_staleness_ms", 0) / 1000, remote=not self.local,
+            )
+            self.manifest.move_versions_to = self._adopt_versions
         self._listing_lock = threading.Lock()
         self._abs_cache: dict[str, str] = {}  # stored location -> absolute
         # (manifest version, dir key, time, sorted names, listed name -> location)
@@ -365,12 +386,15 @@ class DirectoryNamespace(CatalogNamespace):
         if late:  # Cascade: what arrived meanwhile was inside too
             self.manifest.delete([e.object_id for e in late])
             inside += late
+        dropped = []
         for e in inside:
             if e.kind == TABLE and e.location:
                 parts = e.object_id.split(ID_DELIMITER)
                 table = self._table_of(parts[:-1], parts[-1], e)
+                dropped.append(table)
                 if self.deletes_data_of(parts[:-1], table, purge):
                     self.files.delete_tree(table.location)
+        self._forget_history(dropped)
 
     # -- primitives: tables -------------------------------------------------------------
     def _list_tables(self, ns):
@@ -416,6 +440,8 @@ class DirectoryNamespace(CatalogNamespace):
                 )
             return  # the reserved marker (DeclareTable) or the data (RegisterTable) is the table
         oid = object_id(ns + [table.name])
+        if is_managed(table) and HISTORY_KEY not in table.properties:
+            table.properties[HISTORY_KEY] = uuid.uuid4().hex  # this table's own, never inherited
         try:
             self.manifest.insert(Entry(oid, TABLE, self._stored(table.location), table.properties or None))
         except Exists:
@@ -429,8 +455,7 @@ class DirectoryNamespace(CatalogNamespace):
             entry = self.manifest.get(object_id(ns + [name])) if self.manifest else None
             if entry is None:
                 return None  # a listed root table: its directory is the table
-            rows = [e.object_id for e in self._version_rows(entry.object_id)]
-            return self.manifest.delete([entry.object_id] + rows) > 0
+            return self.manifest.delete([entry.object_id]) > 0
         finally:
             self._invalidate_listing()
 
@@ -448,8 +473,7 @@ class DirectoryNamespace(CatalogNamespace):
         if table.entry is None:
             return  # found by listing the root: the directory is the table
         try:
-            oid = table.entry.object_id
-            if not self.manifest.delete([oid] + [e.object_id for e in self._version_rows(oid)]):
+            if not self.manifest.delete([table.entry.object_id]):
                 raise TableNotFoundError(f"table {to_string(ns + [table.name])!r} does not exist")  # a racing drop won
         finally:
             self._invalidate_listing()
@@ -457,6 +481,7 @@ class DirectoryNamespace(CatalogNamespace):
     def _drop_table_object(self, ns, table, purge=False):
         super()._drop_table_object(ns, table, purge)
         self._invalidate_listing()  # the directory is gone now too
+        self._forget_history([table])
 
     def _rename_table(self, ns, table, new_ns, new_name):
         """Renames are manifest entries: the new entry, then the old one's removal
@@ -479,6 +504,9 @@ class DirectoryNamespace(CatalogNamespace):
             finally:
                 self._invalidate_listing()
             table = replace(table, entry=self.manifest.get(table.name))
+        if is_managed(table) and HISTORY_KEY not in table.properties:
+            # made before HISTORY_KEY: its history is under the old object id, and goes on there
+            table = replace(table, properties={**table.properties, HISTORY_KEY: self._history_id(table)})
         try:
             super()._rename_table(ns, table, new_ns, new_name)
         finally:
@@ -522,52 +550,85 @@ class DirectoryNamespace(CatalogNamespace):
             raise NamespaceNotFoundError(f"namespace {to_string(ns)!r} was dropped meanwhile")
 
     def _deregistered(self, ns, table):
+        self._forget_history([table])
         if not ns and storage.is_within(self.root, table.location) and "/" not in self._stored(table.location):
             # a root directory would be found again by listing: mark it, as pylance does
             self.files.write(storage.join(table.location, DEREGISTERED), MARKER_BODY)
         self._invalidate_listing()
 
-    # -- implementation-managed tables: the history as __manifest rows -----------------------
+    # -- implementation-managed tables: the history in the version store ----------------------
     def managed_default(self) -> bool:
         return self.bool_prop("managed_versioning", self.bool_prop("table_version_tracking_enabled", False))
 
     @staticmethod
-    def _version_row_id(oid: str, version: int) -> str:
-        # "/" never occurs in a name: no table or namespace can have this id
-        return f"{oid}/v/{version:020d}"
+    def _history_id(table) -> str | None:
+        """Where ``table``'s history lives in the version store (None: a listed root table)."""
+        if table.entry is None:
+            return None
+        return (table.properties or {}).get(HISTORY_KEY) or table.entry.object_id
 
-    def _version_rows(self, oid: str) -> list[Entry]:
-        if self.manifest is None:
+    @staticmethod
+    def _version_row_id(history: str, version: int) -> str:
+        # "/" never occurs in a name: no table or namespace can have this id
+        return f"{history}/v/{version:020d}"
+
+    def _version_rows(self, history: str | None) -> list[Entry]:
+        if self.version_store is None or history is None:
             return []
-        return self.manifest.with_prefix(f"{oid}/v/", TABLE_VERSION)
+        return self.version_store.with_prefix(f"{history}/v/", TABLE_VERSION)
 
     def _versions(self, ns, table):
-        if table.entry is None:
-            return []
-        return [json.loads(e.properties["record"]) for e in self._version_rows(table.entry.object_id)]
+        return [json.loads(e.properties["record"]) for e in self._version_rows(self._history_id(table))]
 
     def _add_versions(self, items):
-        """One manifest commit for every table: a version's row id is unique, so of
+        """One version-store commit for every table: a version's row id is unique, so of
         racing commits of one version exactly one lands (manifest.insert_many)."""
         rows = []
         for ns, table, records in items:
-            if table.entry is None:
+            history = self._history_id(table)
+            if history is None:
                 return False
             for r in records:
-                rows.append(Entry(self._version_row_id(table.entry.object_id, r["version"]), TABLE_VERSION, None,
+                rows.append(Entry(self._version_row_id(history, r["version"]), TABLE_VERSION, None,
                                   {"record": json.dumps(r, sort_keys=True)}))
         try:
-            self.manifest.insert_many(rows)
+            self.version_store.insert_many(rows)
         except Exists:
             return False
-        for ns, table, _ in items:  # a table dropped meanwhile takes its new rows with it
-            if self.manifest.get(table.entry.object_id) is None:
-                self.manifest.delete([r.object_id for r in rows])
+        for ns, table, _ in items:  # a table dropped meanwhile: its new rows go with it
+            current = self.manifest.get(table.entry.object_id)
+            if current is None or self._history_id(replace(table, properties=dict(current.properties or {}),
+                                                            entry=current)) != self._history_id(table):
+                self.version_store.delete([r.object_id for r in rows])
                 raise TableNotFoundError(f"table {to_string(ns + [table.name])!r} was dropped meanwhile")
         return True
 
     def _remove_versions(self, ns, table, numbers):
-        if table.entry is None:
-            return True
-        self.manifest.delete([self._version_row_id(table.entry.object_id, v) for v in numbers])
+        history = self._history_id(table)
+        if history is not None:
+            self.version_store.delete([self._version_row_id(history, v) for v in numbers])
         return True
+
+    def _forget_history(self, tables) -> None:
+        """After a drop or deregistration: the history of the tables that went.  Best
+        effort: a history left behind is never read again (a new table gets a new id)."""
+        if self.version_store is None:
+            return
+        doomed = [e.object_id for t in tables if is_managed(t) for e in self._version_rows(self._history_id(t))]
+        try:
+            self.version_store.delete(doomed)
+        except Exception as e:  # noqa: BLE001 - the drop itself succeeded
+            log.warning("could not remove the version history of dropped tables: %s", e)
+
+    def _adopt_versions(self, rows: list[Entry]) -> None:
+        """The version rows an earlier release kept in ``__manifest`` (keyed by the
+        table's object id, as tables without HISTORY_KEY are found), into the store."""
+        for _ in range(3):
+            missing = [r for r in rows if self.version_store.get(r.object_id) is None]
+            if not missing:
+                return
+            try:
+                self.version_store.insert_many(missing)
+                return
+            except Exists:  # another process moves the same rows: take what is left
+                continue
