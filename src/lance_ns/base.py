@@ -30,6 +30,7 @@ from .errors import InternalError, InvalidInputError, LanceNamespaceError, Unsup
 from .identifiers import validate_id
 from .limits import Limits
 from .redact import redact_value
+from .storage import is_unreachable, unreachable_error
 
 
 @dataclass(frozen=True)
@@ -188,6 +189,8 @@ def normalising(fn: Callable, op: Operation) -> Callable:
         except OSError as e:
             if is_name_too_long(e):
                 raise InvalidInputError(f"{op.op_id}: a name is too long for the storage") from None
+            if outermost and is_unreachable(e):  # the safety net: whatever path the call took
+                raise unreachable_error(e) from e
             raise
         except BaseException as e:
             if is_panic(e):

@@ -195,6 +195,8 @@ def _translating(fn):
             if is_name_too_long(e):
                 raise  # the operation wrapper answers it (code 13) for every backend
             mapped = self.translate_error(e)
+            if mapped is None and storage.is_unreachable(e):
+                mapped = storage.unreachable_error(e)
             if mapped is None:
                 mapped = InternalError(f"{type(self).__name__}: {type(e).__name__}: {e}")
             raise mapped from e
@@ -527,16 +529,19 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
 
     @_translating
     def declare_table(self, request):
+        """A metadata-only operation (the protocol: "without touching storage"): on a
+        catalog it makes no storage call at all, so it works where the catalog can be
+        reached and the data cannot.  The location is checked against what the catalog
+        knows (:meth:`_checked_location` with ``metadata_only``); the directory
+        namespace, whose catalog is the storage, also writes its ``.lance-reserved``."""
         ns, name = split_table_id(request.id)
         ns_props = self._require_table_namespace(ns)
-        if request.location:
-            location = self._checked_location(ns, name, request.location)
-        else:
-            location = self.default_location(ns, name)
         if self._get_table(ns, name) is not None:
             raise TableAlreadyExistsError(f"table {to_string(ns + [name])!r} already exists")
-        if not request.location:
-            location = self._unused_default_location(location)
+        if request.location:
+            location = self._checked_location(ns, name, request.location, metadata_only=not self.catalog_in_storage)
+        else:
+            location = self.default_location(ns, name)
         props = self._stored_properties(request.properties)
         managed = self._wants_managed(request.properties, ns_props)
         if managed:
@@ -564,15 +569,21 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
                 "namespace (create the table through the namespace to have it implementation-managed)"
             )
         self._require_table_namespace(ns)
+        existing = self._get_table(ns, name)  # before any storage work: a duplicate is 5 wherever the data is
+        if existing is not None and mode is RegisterMode.CREATE:
+            raise TableAlreadyExistsError(f"table {to_string(ns + [name])!r} already exists")
         location = self._checked_location(ns, name, request.location)
-        if storage.lance_version(location, self.storage_options) is None:
+        try:
+            found = storage.open_lance(location, self.storage_options)
+        except Exception as e:  # noqa: BLE001 - unreachable: 17; anything else: not a table we can read
+            if storage.is_unreachable(e):
+                raise storage.unreachable_error(e, location) from e
+            found = None
+        if found is None:
             raise InvalidInputError(f"no Lance table at {location!r}")
         props = self._stored_properties(request.properties)
         table = CatalogTable(name=name, location=location, properties=props, kind=self.lance_table_kind)
-        existing = self._get_table(ns, name)
         if existing is not None:
-            if mode is RegisterMode.CREATE:
-                raise TableAlreadyExistsError(f"table {to_string(ns + [name])!r} already exists")
             if not self.is_lance(existing):
                 raise InvalidInputError(f"table {to_string(ns + [name])!r} is not a Lance table; not replacing it")
             self._replace_table(ns, table)
@@ -690,7 +701,8 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
     def _unused_default_location(self, location: str) -> str:
         """The default location for a new table, or a fresh sibling of it when
         it still holds files: a dropped table's (kept taken by its marker, maybe
-        still being written by a late writer of that table) or a deregistered one's."""
+        still being written by a late writer of that table) or a deregistered one's.
+        Asked by CreateTable (TableDataOps._creation_location), never by DeclareTable."""
         if storage.holds_files(location, self.storage_options):
             return storage.fresh_variant(location)
         return location
@@ -713,17 +725,23 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
     #: whether RegisterTable / DeclareTable may name locations outside the root
     allows_external_locations: bool = True
 
-    def _checked_location(self, ns: list[str], name: str, raw: str) -> str:
+    #: whether this namespace's catalog is the storage itself (the directory namespace):
+    #: then even metadata operations read storage, and DeclareTable checks it too
+    catalog_in_storage: bool = False
+
+    def _checked_location(self, ns: list[str], name: str, raw: str, metadata_only: bool = False) -> str:
         """A location given by the caller, resolved, once it is safe to use for ``ns.name``.
 
         Refused (code 13): the root or a location containing it; a path through a
         reserved component (``_versions``, ``__manifest``...); a location inside
-        a Lance table (a parent directory holds ``_versions``); one equal to,
-        containing or inside another table of the target namespace; and what
-        :meth:`_check_layout` refuses (the backend's default-location scheme).
+        a Lance table (a parent directory holds ``_versions``; not looked for with
+        ``metadata_only``, DeclareTable's case, which makes no storage call); one
+        equal to, containing or inside another table of the target namespace; and
+        what :meth:`_check_layout` refuses (the backend's default-location scheme).
         Not covered, because it would take a scan of the whole catalog: overlap
         with a table of *another* namespace that has no data yet and sits
-        outside the default-location scheme.
+        outside the default-location scheme (and, declared, a Lance table in
+        storage that no catalog entry names).
         """
         location = storage.resolve(self.root, raw)
         root = self.root.rstrip("/")
@@ -740,7 +758,8 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
         reserved = sorted(RESERVED_PARTS.intersection(parts))
         if reserved:
             raise InvalidInputError(f"location {raw!r} runs through the reserved path {reserved[0]!r}")
-        for parent in storage.parents(location, stop=self.root if within else None, limit=_MAX_ANCESTORS):
+        for parent in [] if metadata_only else storage.parents(location, stop=self.root if within else None,
+                                                                 limit=_MAX_ANCESTORS):
             if storage.has_versions(parent, self.storage_options):
                 raise InvalidInputError(f"location {raw!r} lies inside the Lance table at {parent!r}")
         self._check_layout(ns, name, location, raw)
@@ -946,65 +965,114 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
         resp.metadata = {**(resp.metadata or {}), "manifest_path": shown["manifest_path"]}
 
     def _commit_versions(self, entries: list) -> list[dict]:
-        """Publish one staged version per entry (CreateTableVersionRequest-like), atomically.
+        """Publish one staged version per entry (CreateTableVersionRequest-like), all or none.
 
-        Each entry's version must follow its table's latest published one: a
-        commit built on a version the namespace never published (Lance numbers
-        commits after the newest manifest in storage, a bypass write's too) is
-        refused with code 14, and those unpublished manifests are set aside so
-        that the writer's retry builds on the namespace's latest version.  The
-        versions are granted first (compare-and-swap: of racing commits exactly
-        one wins, the others get code 14), then the staging manifests are copied
-        to their place, so no two writers ever write one version's manifest.
+        Implementation-managed tables: each entry's version must follow its table's
+        latest published one: a commit built on a version the namespace never
+        published (Lance numbers commits after the newest manifest in storage, a
+        bypass write's too) is refused with code 14, and those unpublished manifests
+        are set aside so that the writer's retry builds on the namespace's latest
+        version.  The versions are granted first (compare-and-swap: of racing commits
+        exactly one wins, the others get code 14), then the staging manifests are
+        copied to their place, so no two writers ever write one version's manifest.
+
+        Storage-managed tables, as pylance's DirectoryNamespace answers them: the
+        version must follow the newest manifest in storage, and the staging manifest
+        is put into ``_versions/`` only if nothing is there (storage.put_if_absent:
+        of racing commits exactly one wins).  Those are written after the managed
+        grants and withdrawn again if a later one fails.
         """
         seen: set[tuple] = set()
-        plan = []
+        managed, stored = [], []
         for entry in entries:
-            _no_managed_branch(entry)
-            ns, table = self._managed_table(entry.id)
+            ns, table = self._lance_table(entry.id)
             key = tuple(ns + [table.name])
             if key in seen:
                 raise InvalidInputError(f"table {to_string(list(key))!r} appears twice in one commit")
             seen.add(key)
-            latest = self._published(ns, table, None)
-            expected = (latest["version"] if latest else 0) + 1
-            opts = self._table_storage_options(table)
-            if entry.version != expected:
-                moved = []
-                if entry.version > expected:
-                    moved = tables.set_aside_unpublished(
-                        table.location, opts, lambda v, n=ns, t=table.name, e=expected: v < e or self._granted(n, t, v)
-                    )
-                raise ConcurrentModificationError(
-                    f"version {entry.version} of table {to_string(list(key))!r} does not follow the latest "
-                    f"version the namespace published ({expected - 1})"
-                    + (f"; versions {moved} written to storage directly were set aside, retry the commit"
-                       if moved else "")
-                )
-            staging = tables.staged_manifest(table.location, entry.manifest_path)
-            scheme = entry.naming_scheme or "V2"
-            record = TableVersion(
-                version=entry.version,
-                manifest_path=tables.object_store_path(
-                    storage.join(table.location, "_versions", tables.manifest_name(entry.version, scheme))),
-                manifest_size=entry.manifest_size,
-                e_tag=entry.e_tag,
-                timestamp_millis=int(time.time() * 1000),
-                metadata=dict(entry.metadata) if entry.metadata else None,
-            ).to_dict()
-            plan.append((ns, table, record, staging, scheme, opts))
-        if not self._add_versions([(ns, table, [record]) for ns, table, record, *_ in plan]):
+            if is_managed(table):
+                _no_managed_branch(entry)
+                managed.append(self._managed_plan(ns, table, entry))
+            else:
+                stored.append(self._storage_plan(ns, table, entry))
+        if managed and not self._add_versions([(ns, table, [record]) for ns, table, record, *_ in managed]):
             raise ConcurrentModificationError(
                 "another commit published a version of "
-                + ", ".join(repr(to_string(ns + [t.name])) for ns, t, *_ in plan) + " first; retry"
+                + ", ".join(repr(to_string(ns + [t.name])) for ns, t, *_ in managed) + " first; retry"
             )
-        for ns, table, record, staging, scheme, opts in plan:
+        written = []
+        try:
+            for ns, table, record, staging, scheme, opts in stored:
+                tables.put_manifest(table.location, staging, record["version"], scheme, opts,
+                                    to_string(ns + [table.name]))
+                written.append((table.location, opts, record["version"]))
+        except Exception:
+            for location, opts, version in written:
+                tables.delete_manifest(location, opts, version)
+            for ns, table, record, *_ in managed:
+                self._withdraw_version(ns, table.name, record["version"])
+            raise
+        for ns, table, record, staging, scheme, opts in managed:
             try:
                 tables.publish_manifest(table.location, opts, staging, record["version"], scheme)
             except Exception:
                 self._withdraw_version(ns, table.name, record["version"])
                 raise
-        return [record for _, _, record, *_ in plan]
+        by_table = {tuple(ns + [t.name]): record for ns, t, record, *_ in managed + stored}
+        return [by_table[tuple(self._lance_key(entry.id))] for entry in entries]
+
+    @staticmethod
+    def _lance_key(table_id) -> list[str]:
+        ns, name = split_table_id(table_id)
+        return ns + [name]
+
+    @staticmethod
+    def _version_record(entry, location: str, scheme: str, size: int | None = None) -> dict:
+        return TableVersion(
+            version=entry.version,
+            manifest_path=tables.object_store_path(
+                storage.join(location, "_versions", tables.manifest_name(entry.version, scheme))),
+            manifest_size=entry.manifest_size if size is None else size,
+            e_tag=entry.e_tag,
+            timestamp_millis=int(time.time() * 1000),
+            metadata=dict(entry.metadata) if entry.metadata else None,
+        ).to_dict()
+
+    def _managed_plan(self, ns: list[str], table: CatalogTable, entry) -> tuple:
+        latest = self._published(ns, table, None)
+        expected = (latest["version"] if latest else 0) + 1
+        opts = self._table_storage_options(table)
+        if entry.version != expected:
+            moved = []
+            if entry.version > expected:
+                moved = tables.set_aside_unpublished(
+                    table.location, opts, lambda v, n=ns, t=table.name, e=expected: v < e or self._granted(n, t, v)
+                )
+            raise ConcurrentModificationError(
+                f"version {entry.version} of table {to_string(ns + [table.name])!r} does not follow the latest "
+                f"version the namespace published ({expected - 1})"
+                + (f"; versions {moved} written to storage directly were set aside, retry the commit"
+                   if moved else "")
+            )
+        staging = tables.staged_manifest(table.location, entry.manifest_path)
+        scheme = entry.naming_scheme or "V2"
+        return ns, table, self._version_record(entry, table.location, scheme), staging, scheme, opts
+
+    def _storage_plan(self, ns: list[str], table: CatalogTable, entry) -> tuple:
+        if getattr(entry, "branch", None):
+            raise UnsupportedOperationError("CreateTableVersion on a branch of a storage-managed table is not supported")
+        refuse_blocking("committing a version to storage")
+        opts = self._table_storage_options(table)
+        latest = tables.latest_manifest_version(table.location, opts)
+        if entry.version != latest + 1:
+            raise ConcurrentModificationError(
+                f"version {entry.version} of table {to_string(ns + [table.name])!r} does not follow the newest "
+                f"version in storage ({latest})"
+            )
+        staging = tables.staged_manifest(table.location, entry.manifest_path)
+        scheme = entry.naming_scheme or "V2"
+        size = tables.file_size(staging, opts)
+        return ns, table, self._version_record(entry, table.location, scheme, size), staging, scheme, opts
 
     def _granted(self, ns: list[str], name: str, version: int) -> bool:
         """Whether ``version`` is in the table's record now (read afresh: a racing commit
@@ -1030,6 +1098,19 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
             raise InvalidInputError("BatchCreateTableVersions needs at least one entry")
         records = self._commit_versions(list(request.entries))
         return BatchCreateTableVersionsResponse(versions=[TableVersion.from_dict(r) for r in records])
+
+    def _delete_stored_versions(self, ns: list[str], table: CatalogTable, request):
+        if request.branch:
+            raise UnsupportedOperationError("BatchDeleteTableVersions on a branch of a storage-managed table is not supported")
+        refuse_blocking("deleting versions from storage")
+        opts = self._table_storage_options(table)
+        present = tables.manifest_versions(table.location, opts)
+        doomed = {v for v in present for r in request.ranges if r.start_version <= v < r.end_version}
+        if present and max(present) in doomed:
+            raise InvalidInputError("the latest version of a table cannot be deleted")
+        for version in sorted(doomed):
+            tables.delete_manifest(table.location, opts, version)
+        return BatchDeleteTableVersionsResponse(deleted_count=len(doomed))
 
     def _managed_or_none(self, request):
         """(ns, table) of a managed table, or None for a storage-managed one (storage answers)."""
@@ -1068,14 +1149,18 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
 
     @_translating
     def batch_delete_table_versions(self, request):
-        """Forget versions (Lance's cleanup calls this after removing their files)."""
-        _no_managed_branch(request)
+        """Managed tables: forget versions (Lance's cleanup calls this after removing their
+        files).  Storage-managed tables, as pylance's DirectoryNamespace answers: delete the
+        versions' manifests from ``_versions/`` (never the latest one)."""
         if not request.ranges:
             raise InvalidInputError("BatchDeleteTableVersions needs at least one range")
         for r in request.ranges:
             if r.start_version < 0 or r.end_version < r.start_version:
                 raise InvalidInputError(f"invalid version range [{r.start_version}, {r.end_version})")
-        ns, table = self._managed_table(request.id)
+        ns, table = self._lance_table(request.id)
+        if not is_managed(table):
+            return self._delete_stored_versions(ns, table, request)
+        _no_managed_branch(request)
         for _ in range(_CAS_ATTEMPTS):
             records = self._versions(ns, table)
             history = [v["version"] for v in records]
@@ -1091,21 +1176,99 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
 
     @_translating
     def batch_commit_tables(self, request):
-        """Several tables' new versions in one atomic commit (the operations must all be
-        ``create_table_version``: declare/deregister/delete inside a batch are refused)."""
+        """The spec's four kinds of operation (DeclareTable, CreateTableVersion,
+        DeleteTableVersions, DeregisterTable) over several tables, all or none.
+
+        Everything is checked before anything changes; then the declarations, the new
+        versions (one commit of their own, see :meth:`_commit_versions`), the
+        deregistrations and last the version deletions are applied, and a failure
+        takes back what was applied before it.  Version deletions come last because on
+        a storage-managed table they delete manifests, which cannot be taken back.
+        All or none, not isolated: a reader can see a batch half applied for the
+        moment between its steps (each step is one catalog commit where the backend
+        can make it one).
+        """
+        ops = self._batch_operations(request)
+        results: list = [None] * len(ops)
+        undo: list = []
+        try:
+            for i, (kind, req) in enumerate(ops):
+                if kind == "declare_table":
+                    declared = self.declare_table(req.model_copy(update={"vend_credentials": False}))
+                    results[i] = CommitTableResult(declare_table=declared)
+                    undo.append(lambda r=req, d=declared: self._undo_declaration(r.id, d.location, {
+                        **self.storage_options, **(d.storage_options or {})}))
+            versions = [(i, req) for i, (kind, req) in enumerate(ops) if kind == "create_table_version"]
+            if versions:
+                records = self._commit_versions([req for _, req in versions])
+                for (i, req), record in zip(versions, records):
+                    results[i] = CommitTableResult(
+                        create_table_version=CreateTableVersionResponse(version=TableVersion.from_dict(record)))
+                    undo.append(lambda r=req, v=record["version"]: self._take_back_version(r.id, v))
+            gone = []
+            for i, (kind, req) in enumerate(ops):
+                if kind == "deregister_table":
+                    ns, table = self._lance_table(req.id)
+                    self._remove_entry(ns, table)
+                    gone.append((ns, table))
+                    undo.append(lambda n=ns, t=table: self._create_table(n, t))
+                    results[i] = CommitTableResult(deregister_table=DeregisterTableResponse(
+                        id=ns + [table.name], location=table.location, properties=shown_properties(table.properties)))
+            for i, (kind, req) in enumerate(ops):
+                if kind == "delete_table_versions":
+                    results[i] = CommitTableResult(delete_table_versions=self.batch_delete_table_versions(req))
+        except Exception:
+            for step in reversed(undo):
+                try:
+                    step()
+                except Exception as e:  # noqa: BLE001 - the original failure is what the caller must see
+                    log.warning("BatchCommitTables could not take back a step after a failure: %s", e)
+            raise
+        for ns, table in gone:
+            self._deregistered(ns, table)
+        return BatchCommitTablesResponse(results=results)
+
+    _BATCH_KINDS = ("declare_table", "create_table_version", "delete_table_versions", "deregister_table")
+
+    def _batch_operations(self, request) -> list[tuple[str, object]]:
+        """(kind, request) of each operation, checked before any is applied."""
         if not request.operations:
             raise InvalidInputError("BatchCommitTables needs at least one operation")
-        entries = []
-        for op in request.operations:
-            others = [f for f in ("declare_table", "delete_table_versions", "deregister_table") if getattr(op, f)]
-            if others or op.create_table_version is None:
-                raise UnsupportedOperationError(
-                    "BatchCommitTables commits create_table_version operations only "
-                    f"(got {others or 'an empty operation'})"
-                )
-            entries.append(op.create_table_version)
-        records = self._commit_versions(entries)
-        return BatchCommitTablesResponse(
-            results=[CommitTableResult(create_table_version=CreateTableVersionResponse(version=TableVersion.from_dict(r)))
-                     for r in records]
-        )
+        ops, seen = [], set()
+        for i, op in enumerate(request.operations):
+            kinds = [k for k in self._BATCH_KINDS if getattr(op, k, None) is not None]
+            if len(kinds) != 1:
+                raise InvalidInputError(
+                    f"operation {i} must set exactly one of {', '.join(self._BATCH_KINDS)} (got {kinds or 'none'})")
+            kind, req = kinds[0], getattr(op, kinds[0])
+            key = self._lance_key(validate_id(req.id))
+            # one change of a table's entry (declare or deregister) and one of its versions of each kind;
+            # a declaration and the table's first version may come together
+            slot = "entry" if kind in ("declare_table", "deregister_table") else kind
+            if (slot, tuple(key)) in seen:
+                raise InvalidInputError(f"table {to_string(key)!r} appears twice in operations of one kind")
+            seen.add((slot, tuple(key)))
+            ops.append((kind, req))
+        for kind, req in ops:  # what can be told without changing anything
+            ns, name = split_table_id(req.id)
+            if kind == "declare_table":
+                self._require_table_namespace(ns)
+                if self._get_table(ns, name) is not None:
+                    raise TableAlreadyExistsError(f"table {to_string(ns + [name])!r} already exists")
+            elif kind == "deregister_table" or (kind == "delete_table_versions" and not self._declared_in(ops, req.id)):
+                self._lance_table(req.id)
+            if kind == "delete_table_versions" and not req.ranges:
+                raise InvalidInputError("a delete_table_versions operation needs at least one range")
+        return ops
+
+    @staticmethod
+    def _declared_in(ops, table_id) -> bool:
+        return any(kind == "declare_table" and list(req.id) == list(table_id) for kind, req in ops)
+
+    def _take_back_version(self, table_id, version: int) -> None:
+        """Undo a version :meth:`_commit_versions` published (a later step of a batch failed)."""
+        ns, table = self._lance_table(table_id)
+        if is_managed(table):
+            self._withdraw_version(ns, table.name, version)
+        else:
+            tables.delete_manifest(table.location, self._table_storage_options(table), version)

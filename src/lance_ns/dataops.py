@@ -47,6 +47,7 @@ from .base import NamespaceBase
 from .errors import (
     ConcurrentModificationError,
     InvalidInputError,
+    LanceNamespaceError,
     NamespaceNotFoundError,
     TableAlreadyExistsError,
     TableIndexAlreadyExistsError,
@@ -57,6 +58,7 @@ from .errors import (
     TableVersionNotFoundError,
     UnsupportedOperationError,
 )
+from .identifiers import split_table_id
 from .modes import WriteMode
 from .paging import paginate
 from .tableops import TableOps
@@ -212,18 +214,23 @@ class TableDataOps(TableOps, NamespaceBase):
                                      storage_options=opts or None, enable_v2_manifest_paths=True, max_retries=0)
             return ds, fragments
         except Exception as e:
+            if storage.is_unreachable(e):  # nothing can have been written, nor be asked again
+                raise storage.unreachable_error(e, location) from e
             if storage.lance_version(location, opts) is None:
                 raise tables.translate(e, location) from e  # no winner: a genuine failure
             storage.remove_data_files(location, opts, fragments)
             raise _Taken(location) from e
 
-    def _undo_declaration(self, table_id, location: str, opts: dict) -> None:
+    def _undo_declaration(self, table_id, location: str, opts: dict, storage_reachable: bool = True) -> None:
         """Remove our own declaration after our first write failed -- unless a
-        table exists there by now: then it is someone else's and stays."""
-        if storage.lance_version(location, opts) is not None:
+        table exists there by now: then it is someone else's and stays.  When the
+        storage could not be reached, nothing was written there: the catalog entry
+        goes, and storage is not asked again."""
+        if storage_reachable and storage.lance_version(location, opts) is not None:
             return
         self.deregister_table(DeregisterTableRequest(id=table_id))
-        tables.delete_location(location, opts)
+        if storage_reachable:
+            tables.delete_location(location, opts)
 
     def _existing(self, table_id):
         try:
@@ -245,8 +252,9 @@ class TableDataOps(TableOps, NamespaceBase):
         existing, declared_here = self._existing(request.id), False
         if existing is None:
             try:
-                declared = self.declare_table(
-                    DeclareTableRequest(id=request.id, properties=request.properties, vend_credentials=False))
+                declared = self.declare_table(DeclareTableRequest(
+                    id=request.id, location=self._creation_location(request.id), properties=request.properties,
+                    vend_credentials=False))
                 declared_here = True
                 location, managed = declared.location, bool(declared.managed_versioning)
                 opts = {**self.storage_options, **(declared.storage_options or {}), **overrides}
@@ -270,7 +278,8 @@ class TableDataOps(TableOps, NamespaceBase):
                 # a DropTable won while we wrote (and deleted what we were writing)
                 raise ConcurrentModificationError(f"table {request.id!r} was dropped while being created") from e
             if declared_here:
-                self._undo_declaration(request.id, location, opts)
+                self._undo_declaration(request.id, location, opts, storage_reachable=e.code != 17
+                                       if isinstance(e, LanceNamespaceError) else True)
             raise
         if not self._still_declared(request.id, location):
             # A DropTable won while we wrote: our version must not outlive it (only
@@ -279,6 +288,19 @@ class TableDataOps(TableOps, NamespaceBase):
             _withdraw_first_version(location, opts, fragments)
             raise ConcurrentModificationError(f"table {request.id!r} was dropped while being created")
         return CreateTableResponse(location=location, version=ds.version, storage_options=opts or None)
+
+    def _creation_location(self, table_id) -> str | None:
+        """Where CreateTable puts a new table: the default location (None), or, on a
+        catalog whose default location still holds a dropped table's files (its
+        ``.lance-dropped`` marker), a fresh sibling of it, so a late writer of the
+        dropped table cannot land in the new one.  Checked here, where the data is
+        written anyway; DeclareTable itself makes no storage call."""
+        if not getattr(self, "keeps_dropped_marker", False):
+            return None
+        ns, name = split_table_id(table_id)
+        default = self.default_location(ns, name)
+        chosen = self._unused_default_location(default)
+        return None if chosen == default else chosen
 
     def _still_declared(self, table_id, location: str) -> bool:
         """Whether the table is still the one we are creating (same location)."""

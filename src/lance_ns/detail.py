@@ -16,6 +16,7 @@ from lance_namespace_urllib3_client.models import (
     TableBasicStats,
 )
 
+from .storage import is_unreachable, unreachable_error
 from .errors import (
     InvalidTableStateError,
     TableBranchNotFoundError,
@@ -136,6 +137,8 @@ def open_dataset(location, storage_options=None, version=None, tag=None, branch=
     try:
         ds = lance.dataset(location, storage_options=storage_options or None)
     except Exception as e:  # lance reports a missing dataset with its own error types
+        if is_unreachable(e):  # not "no table": the storage could not be asked
+            raise unreachable_error(e, location) from None
         raise TableNotFoundError(f"no Lance table at {location!r}: {e}") from None
     return checkout(ds, location, version, tag, branch)
 

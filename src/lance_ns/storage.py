@@ -16,6 +16,31 @@ from urllib.parse import urlparse
 from .errors import InvalidInputError
 
 
+#: what object stores, pyarrow's AWS SDK and Lance's object_store say when the storage
+#: cannot be reached at all (refused, timed out, no route, no name): the caller's
+#: storage is down or out of reach (code 17), never a bug here
+_UNREACHABLE = re.compile(
+    r"network_connection|could not connect|failed to connect|connection refused|error trying to connect|"
+    r"error sending request|dns error|failed to lookup address|name or service not known|"
+    r"timed out|timeout was reached|connection reset|no route to host|network is unreachable",
+    re.IGNORECASE,
+)
+
+
+def is_unreachable(exc: BaseException) -> bool:
+    """Whether ``exc`` says the storage could not be reached (see _UNREACHABLE)."""
+    return isinstance(exc, (OSError, ValueError, RuntimeError)) and bool(_UNREACHABLE.search(str(exc)))
+
+
+def unreachable_error(exc: BaseException, location: str = ""):
+    """The code-17 answer for an unreachable storage, naming the location and the cause."""
+    from .errors import ServiceUnavailableError
+
+    where = f" at {location!r}" if location else ""
+    cause = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+    return ServiceUnavailableError(f"the storage{where} cannot be reached: {cause[:300]}")
+
+
 def is_uri(location: str) -> bool:
     scheme = urlparse(location).scheme
     return len(scheme) > 1  # a Windows drive letter is not a scheme
@@ -126,9 +151,82 @@ def filesystem(location: str, storage_options: dict[str, str] | None):
         ):
             if opts.get(src):
                 kwargs[dst] = opts[src]
+        # the same bounds as Lance's object_store client, where the options set them
+        if opts.get("connect_timeout"):
+            kwargs["connect_timeout"] = _seconds(opts["connect_timeout"])
+        if opts.get("timeout"):
+            kwargs["request_timeout"] = _seconds(opts["timeout"])
+        if opts.get("client_max_retries"):
+            kwargs["retry_strategy"] = pafs.AwsStandardS3RetryStrategy(max_attempts=int(opts["client_max_retries"]) + 1)
         return pafs.S3FileSystem(**kwargs), parsed.netloc + parsed.path
     fs, path = pafs.FileSystem.from_uri(location)
     return fs, path
+
+
+#: object_store's HTTP client options (obstore ``client_options``); every other storage
+#: option is the store's own configuration (the names Lance's storage options use)
+_CLIENT_OPTIONS = frozenset({
+    "allow_http", "allow_invalid_certificates", "connect_timeout", "default_content_type", "http1_only",
+    "http2_keep_alive_interval", "http2_keep_alive_timeout", "http2_keep_alive_while_idle", "http2_only",
+    "pool_idle_timeout", "pool_max_idle_per_host", "proxy_url", "proxy_ca_certificate", "proxy_excludes",
+    "root_certificate", "randomize_addresses", "read_timeout", "timeout", "user_agent",
+})
+
+
+def _object_store(location: str, storage_options: dict[str, str] | None):
+    """(obstore store at the location's bucket, key) -- the same object_store Lance writes with."""
+    from obstore.exceptions import UnknownConfigurationKeyError
+    from obstore.store import from_url
+
+    parsed = urlparse(location)
+    opts = {k.lower(): v for k, v in (storage_options or {}).items()}
+    client = {k: v for k, v in opts.items() if k in _CLIENT_OPTIONS}
+    config = {k: v for k, v in opts.items() if k not in _CLIENT_OPTIONS}
+    while True:  # Lance's storage options may carry keys of its own: the store names the ones it refuses
+        try:
+            store = from_url(f"{parsed.scheme}://{parsed.netloc}", config=config, client_options=client)
+            return store, parsed.path.lstrip("/")
+        except UnknownConfigurationKeyError as e:
+            key = re.search(r"key: '([^']+)'", str(e))
+            if not key or key.group(1) not in config:
+                raise
+            del config[key.group(1)]
+
+
+def put_if_absent(location: str, data: bytes, storage_options: dict[str, str] | None = None) -> bool:
+    """Create the file ``location`` holding ``data`` only if nothing is there (one atomic
+    step, as Lance commits a version: a hard link on local disk, a conditional PUT
+    (``If-None-Match: *``) on object storage); False when something already was."""
+    if not is_uri(location) or location.startswith("file://"):
+        path = urlparse(location).path if location.startswith("file://") else location
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
+        with open(tmp, "wb") as out:
+            out.write(data)
+        try:
+            os.link(tmp, path)
+            return True
+        except FileExistsError:
+            return False
+        finally:
+            os.unlink(tmp)
+    import obstore
+    from obstore.exceptions import AlreadyExistsError, PreconditionError
+
+    store, key = _object_store(location, storage_options)
+    try:
+        obstore.put(store, key, data, mode="create")
+        return True
+    except (AlreadyExistsError, PreconditionError):
+        return False
+
+
+def _seconds(text: str) -> float:
+    """object_store's durations ("30s", "500ms", "2m", or plain seconds) in seconds."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*", str(text))
+    if not match:
+        raise InvalidInputError(f"{text!r} is not a duration such as '30s' or '500ms'")
+    return float(match.group(1)) * {"ms": 0.001, "s": 1, "m": 60, "h": 3600, None: 1}[match.group(2)]
 
 
 def remove_data_files(location: str, storage_options: dict[str, str] | None, fragments) -> None:
@@ -183,8 +281,9 @@ def mark_dropped(location: str, storage_options: dict[str, str] | None = None) -
             fs.create_dir(path, recursive=True)
         with fs.open_output_stream(f"{path.rstrip('/')}/{DROPPED_MARKER}") as out:
             out.write(b"dropped")
-    except Exception:  # noqa: BLE001 - some object stores refuse a dropped table's path altogether
-        pass
+    except Exception as e:  # noqa: BLE001 - some object stores refuse a dropped table's path altogether
+        if is_unreachable(e):  # but one that cannot be reached: the drop must not go on without it
+            raise unreachable_error(e, location) from e
 
 
 def delete_dropped(location: str, storage_options: dict[str, str] | None = None) -> None:

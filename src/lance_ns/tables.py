@@ -33,7 +33,7 @@ from .errors import (
     TableVersionNotFoundError,
     UnsupportedOperationError,
 )
-from .storage import delete_location  # noqa: F401 - re-exported
+from .storage import delete_location, is_unreachable, unreachable_error  # noqa: F401 - re-exported
 
 
 def translate(exc: BaseException, location: str = "") -> LanceNamespaceError:
@@ -46,6 +46,8 @@ def translate(exc: BaseException, location: str = "") -> LanceNamespaceError:
     """
     if isinstance(exc, LanceNamespaceError):
         return exc
+    if is_unreachable(exc):
+        return unreachable_error(exc, location)
     text = str(exc)
     low = text.lower()
     where = f" ({location})" if location else ""
@@ -429,3 +431,56 @@ def set_aside_unpublished(location: str, opts: dict | None, is_published) -> lis
     if moved:  # Lance's hint of the latest version may name a version just set aside
         delete_location(join(location, "_versions", "latest_version_hint.json"), opts)
     return sorted(moved)
+
+
+# -- storage-managed tables: versions as files in _versions/ -------------------------------------
+def manifest_versions(location: str, opts: dict | None) -> list[int]:
+    """The versions whose manifests are in ``_versions/``, ascending."""
+    import pyarrow.fs as pafs
+
+    from .storage import filesystem, join
+
+    fs, path = filesystem(join(location, "_versions"), opts)
+    names = (i.path.rstrip("/").rsplit("/", 1)[-1] for i in fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
+             if i.type == pafs.FileType.File)
+    return sorted(v for v in map(_manifest_version, names) if v is not None)
+
+
+def latest_manifest_version(location: str, opts: dict | None) -> int:
+    """The newest version in ``_versions/`` (0: none)."""
+    versions = manifest_versions(location, opts)
+    return versions[-1] if versions else 0
+
+
+def file_size(location: str, opts: dict | None) -> int | None:
+    from .storage import filesystem
+
+    fs, path = filesystem(location, opts)
+    return fs.get_file_info(path).size
+
+
+def put_manifest(location: str, staging: str, version: int, naming_scheme: str | None, opts: dict | None,
+                 table: str) -> None:
+    """Put a staging manifest at ``version``'s place only if that place is free (the
+    commit of a storage-managed table: of racing commits of one version exactly one
+    lands); the same manifest again is no conflict."""
+    from .storage import join, put_if_absent
+
+    data = _read_bytes(staging, opts)
+    if data is None:
+        raise InvalidInputError(f"staging manifest {staging!r} does not exist")
+    final = join(location, "_versions", manifest_name(version, naming_scheme))
+    if not put_if_absent(final, data, opts):
+        if _read_bytes(final, opts) != data:
+            raise ConcurrentModificationError(f"version {version} of table {table!r} already exists")
+        return
+    # Lance's hint of the latest version would name the one before ours
+    delete_location(join(location, "_versions", "latest_version_hint.json"), opts)
+
+
+def delete_manifest(location: str, opts: dict | None, version: int) -> None:
+    """Remove ``version``'s manifest (either naming scheme) from ``_versions/``."""
+    from .storage import join
+
+    for scheme in ("V2", "V1"):
+        delete_location(join(location, "_versions", manifest_name(version, scheme)), opts)

@@ -25,12 +25,22 @@ def test_a_dropped_tables_directory_keeps_only_the_marker(tmp_path):
     assert os.listdir(location) == [storage.DROPPED_MARKER]
 
 
+def _ipc(table: pa.Table) -> bytes:
+    import io
+
+    sink = io.BytesIO()
+    with pa.ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table)
+    return sink.getvalue()
+
+
 def test_a_new_table_of_a_dropped_name_moves_aside_and_owns_its_location(tmp_path):
+    """CreateTable, which writes the data anyway, looks at the default location first."""
     ns = _ns(tmp_path)
     lance.write_dataset(pa.table({"x": [1]}), namespace_client=ns, table_id=["a", "t"], mode="create")
     default = ns.describe_table({"id": ["a", "t"]}).location
     ns.drop_table({"id": ["a", "t"]})
-    lance.write_dataset(pa.table({"x": [1, 2, 3]}), namespace_client=ns, table_id=["a", "t"], mode="create")
+    ns.create_table({"id": ["a", "t"]}, _ipc(pa.table({"x": [1, 2, 3]})))
     fresh = ns.describe_table({"id": ["a", "t"]}).location
     assert fresh != default and storage.is_fresh_variant(fresh, default)
     assert lance.dataset(fresh).count_rows() == 3
@@ -46,3 +56,21 @@ def test_fresh_variant_is_recognised_and_nothing_else():
     assert not storage.is_fresh_variant("/r/a/t-other.lance", base)
     assert not storage.is_fresh_variant("/r/a/t-0123456789.lance", base)
     assert not storage.is_fresh_variant("/r/a/u-01234567.lance", base)
+
+
+def test_a_declaration_after_a_drop_makes_no_storage_call(tmp_path, monkeypatch):
+    """DeclareTable is metadata-only (the protocol's words): it takes the default location
+    without looking at storage, so pylance's create (declare, then write) reuses a dropped
+    table's directory beside its marker (the window docs/reliability.md names)."""
+    ns = _ns(tmp_path)
+    lance.write_dataset(pa.table({"x": [1]}), namespace_client=ns, table_id=["a", "t"], mode="create")
+    default = ns.describe_table({"id": ["a", "t"]}).location
+    ns.drop_table({"id": ["a", "t"]})
+
+    def no_storage(*args, **kwargs):
+        raise AssertionError("DeclareTable touched storage")
+
+    monkeypatch.setattr(storage, "filesystem", no_storage)
+    monkeypatch.setattr(storage, "open_lance", no_storage)
+    assert ns.declare_table({"id": ["a", "t"]}).location == default
+    assert ns.declare_table({"id": ["a", "u"], "location": str(tmp_path / "a" / "elsewhere.lance")}).location

@@ -99,13 +99,15 @@ _MANAGED_ONLY = frozenset({"create_table_version", "batch_create_table_versions"
                            "batch_commit_tables", "describe_table_version", "list_table_versions"})
 
 
-def _unanswered(ns) -> list[str]:
-    """The operations ``ns`` says it does not have, probed one by one."""
+def _unanswered(ns, managed: bool = True) -> list[str]:
+    """The operations ``ns`` says it does not have, probed one by one (with ``managed``,
+    the version operations on an implementation-managed table; else every operation on
+    a storage-managed one)."""
     ns.create_namespace(coerce_request({"id": NS}, OPERATIONS["create_namespace"].request))
     missing = []
     for method, op in sorted(OPERATIONS.items()):
         table = [*NS, f"t_{method}"]
-        if method in _MANAGED_ONLY:  # (pylance's namespace, managed as a whole, ignores the property)
+        if managed and method in _MANAGED_ONLY:  # (pylance's namespace, managed as a whole, ignores the property)
             ns.declare_table(coerce_request({"id": table, "properties": {"managed_versioning": "true"}},
                                             OPERATIONS["declare_table"].request))
             lance.write_dataset(ROWS, namespace_client=ns, table_id=table, mode="append")
@@ -146,3 +148,20 @@ def test_ours_answers_at_least_50_and_more_than_pylances_directory_namespace(tmp
 def test_every_backend_answers_at_least_50(alias):
     supported = set(load_class(alias).supported_operations())
     assert len(supported) >= 50, sorted({op.op_id for op in OPERATIONS.values()} - supported)
+
+
+def test_on_storage_managed_tables_ours_answers_every_operation_pylances_does(tmp_path):
+    """Issue 29: probed alike on storage-managed tables (version tracking off), ours answers
+    every operation pylance's DirectoryNamespace answers -- CreateTableVersion and
+    BatchDeleteTableVersions included, which it answers on any table -- and more."""
+    ours = lance_ns.connect("dir", {"root": str(tmp_path / "ours")})
+    theirs = PylanceDirectoryNamespace(root=str(tmp_path / "theirs"), manifest_enabled="true")
+    ours_missing, theirs_missing = _unanswered(ours, managed=False), _unanswered(theirs, managed=False)
+    total = len(OPERATIONS)
+    print(f"\nstorage-managed: ours answers {total - len(ours_missing)} of {total} (not: {', '.join(ours_missing)})")
+    print(f"storage-managed: pylance's answers {total - len(theirs_missing)} of {total} "
+          f"(not: {', '.join(theirs_missing)})")
+    for op in ("CreateTableVersion", "BatchCreateTableVersions", "BatchDeleteTableVersions", "BatchCommitTables"):
+        assert op not in ours_missing, op
+    assert set(ours_missing) <= set(theirs_missing), set(ours_missing) - set(theirs_missing)
+    assert len(ours_missing) < len(theirs_missing), (ours_missing, theirs_missing)

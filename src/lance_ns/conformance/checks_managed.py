@@ -1,4 +1,6 @@
-"""Conformance checks of implementation-managed tables (``managed_versioning``).
+"""Conformance checks of table versions: implementation-managed tables
+(``managed_versioning``), the version operations on storage-managed tables, and
+BatchCommitTables with its four kinds of operation.
 
 A table declared with ``managed_versioning=true`` has its version history held
 by the namespace: pylance commits through CreateTableVersion and resolves
@@ -147,6 +149,56 @@ def _append_after_bypass(run) -> str | None:
     return _pylance_sees_published_rows(run)
 
 
+def _stage_storage_commit(table: str, var: str):
+    """A genuine staged commit of the storage-managed table ``table``: pylance appends
+    straight to storage, and that version's manifest is moved out of its place to a
+    staging name, so that CreateTableVersion is what puts it back."""
+
+    def fn(run) -> str | None:
+        import uuid
+
+        import lance
+
+        from ..storage import filesystem, join
+        from ..tables import manifest_name, object_store_path
+
+        described = run.call("DescribeTable", {"id": [NS, table]})
+        location, opts = described["location"], described.get("storage_options") or {}
+        ds = lance.write_dataset(_rows(_BATCH), location, mode="append", storage_options=opts or None)
+        final = join(location, "_versions", manifest_name(ds.version, "V2"))
+        staged = f"{final}-{uuid.uuid4().hex}"
+        fs, path = filesystem(final, opts)
+        fs.move(path, filesystem(staged, opts)[1])
+        for hint in ("latest_version_hint.json",):
+            try:
+                fs.delete_file(filesystem(join(location, "_versions", hint), opts)[1])
+            except (FileNotFoundError, OSError):
+                pass
+        run.vars[f"{var}_version"] = ds.version
+        run.vars[f"{var}_manifest_path"] = object_store_path(staged)
+        return None
+
+    return _fn(fn)
+
+
+def _versions_absent(table: str, *versions: int):
+    def fn(run) -> str | None:
+        listed = run.call("ListTableVersions", {"id": [NS, table]})
+        present = sorted(v.get("version") for v in listed.get("versions") or [])
+        there = [v for v in versions if v in present]
+        return f"versions {there} are still listed ({present})" if there else None
+
+    return _fn(fn)
+
+
+def _results_of(*kinds: str):
+    def verify(resp: dict, vars: dict) -> str | None:
+        got = [next((k for k, v in (r or {}).items() if v is not None), None) for r in resp.get("results") or []]
+        return None if got == list(kinds) else f"results {got!r}, expected one per operation: {list(kinds)!r}"
+
+    return verify
+
+
 # -- verifiers -----------------------------------------------------------------------------------------
 def _managed(version_var: str | None = None, version: int | None = None):
     def verify(resp: dict, vars: dict) -> str | None:
@@ -200,8 +252,126 @@ def _entry(var: str, **extra) -> dict:
     return {"id": _TABLE, "version": f"{{{var}_version}}", "manifest_path": f"{{{var}_manifest_path}}", **extra}
 
 
-def checks() -> list[Check]:
+_VERSIONS = frozenset({"data"})
+
+
+def _stored(table: str, var: str, **extra) -> dict:
+    return {"id": [NS, table], "version": f"{{{var}_version}}", "manifest_path": f"{{{var}_manifest_path}}", **extra}
+
+
+def storage_version_checks() -> list[Check]:
+    """CreateTableVersion / BatchDeleteTableVersions on storage-managed tables (as pylance's
+    DirectoryNamespace answers them) and BatchCommitTables with all four kinds of operation."""
     return [
+        Check(
+            "versions.storage.create",
+            "CreateTableVersion",
+            "on a storage-managed table CreateTableVersion puts a staged manifest at the next version's place "
+            "in _versions/ (DescribeTableVersion answers it); the same version again, or one that does not "
+            "follow the newest in storage, is a conflict (14)",
+            (
+                _stage_storage_commit("sv", "v1"),
+                Call("CreateTableVersion", _stored("sv", "v1"), verify=_version_is(("version",), "v1_version")),
+                Call("DescribeTableVersion", {"id": [NS, "sv"], "version": "{v1_version}"},
+                     verify=lambda resp, vars: None if (resp.get("version") or {}).get("version") == vars["v1_version"]
+                     else f"version {resp.get('version')!r}, expected {vars['v1_version']}"),
+                Call("CreateTableVersion", _stored("sv", "v1"), expect=14),
+                _stage_storage_commit("sv", "v2"),
+                Call("CreateTableVersion", {**_stored("sv", "v2"), "version": 1000}, expect=14),
+                Call("CreateTableVersion", _stored("sv", "v2"), verify=_version_is(("version",), "v2_version")),
+            ),
+            setup=(Call("CreateTable", {"id": [NS, "sv"], "mode": "Create"}, arrow=True),),
+            needs=_VERSIONS,
+            optional=True,
+        ),
+        Check(
+            "versions.storage.batch_create",
+            "BatchCreateTableVersions",
+            "on a storage-managed table BatchCreateTableVersions publishes a staged version",
+            (
+                _stage_storage_commit("sv", "v3"),
+                Call("BatchCreateTableVersions", {"entries": [_stored("sv", "v3")]},
+                     verify=_version_is(("versions", 0), "v3_version")),
+            ),
+            needs=_VERSIONS,
+            optional=True,
+            after="versions.storage.create",
+        ),
+        Check(
+            "versions.storage.delete",
+            "BatchDeleteTableVersions",
+            "on a storage-managed table BatchDeleteTableVersions deletes the versions' manifests (version 1 is "
+            "then not listed, DescribeTableVersion answers 11); the latest version cannot be deleted (13)",
+            (
+                Call("BatchDeleteTableVersions", {"id": [NS, "sv"], "ranges": [{"start_version": 1, "end_version": 2}]},
+                     verify=lambda resp, vars: None if resp.get("deleted_count") == 1
+                     else f"deleted_count {resp.get('deleted_count')!r}, expected 1"),
+                _versions_absent("sv", 1),
+                Call("DescribeTableVersion", {"id": [NS, "sv"], "version": 1}, expect=11),
+                Call("BatchDeleteTableVersions",
+                     {"id": [NS, "sv"], "ranges": [{"start_version": 2, "end_version": 1000}]}, expect=13),
+            ),
+            needs=_VERSIONS,
+            optional=True,
+            after="versions.storage.create",
+        ),
+        Check(
+            "versions.batch_commit.four_kinds",
+            "BatchCommitTables",
+            "BatchCommitTables takes DeclareTable, CreateTableVersion, DeleteTableVersions and DeregisterTable "
+            "in one batch and answers a result of each kind, in order; all are applied",
+            (
+                _stage_storage_commit("bc", "b1"),
+                Call("BatchCommitTables", {"operations": [
+                    {"declare_table": {"id": [NS, "bc_new"]}},
+                    {"create_table_version": _stored("bc", "b1")},
+                    {"deregister_table": {"id": [NS, "bc_gone"]}},
+                    {"delete_table_versions": {"id": [NS, "bc"], "ranges": [{"start_version": 1, "end_version": 2}]}},
+                ]}, verify=_results_of("declare_table", "create_table_version", "deregister_table",
+                                       "delete_table_versions")),
+                Call("TableExists", {"id": [NS, "bc_new"]}),
+                Call("TableExists", {"id": [NS, "bc_gone"]}, expect=4),
+                Call("DescribeTableVersion", {"id": [NS, "bc"], "version": "{b1_version}"}),
+                _versions_absent("bc", 1),
+            ),
+            setup=(
+                Call("CreateTable", {"id": [NS, "bc"], "mode": "Create"}, arrow=True),
+                Call("DeclareTable", {"id": [NS, "bc_gone"]}),
+            ),
+            needs=_VERSIONS,
+            optional=True,
+        ),
+        Check(
+            "versions.batch_commit.all_or_none",
+            "BatchCommitTables",
+            "a batch with one failing operation applies none: a version that does not follow the newest is 14, "
+            "and the table declared beside it does not exist; a deregistration of a missing table is 4 and "
+            "the declaration beside it is not applied either",
+            (
+                _stage_storage_commit("bc", "b2"),
+                Call("BatchCommitTables", {"operations": [
+                    {"declare_table": {"id": [NS, "bc_never"]}},
+                    {"create_table_version": {**_stored("bc", "b2"), "version": 1000}},
+                ]}, expect=14),
+                Call("TableExists", {"id": [NS, "bc_never"]}, expect=4),
+                Call("BatchCommitTables", {"operations": [
+                    {"declare_table": {"id": [NS, "bc_never"]}},
+                    {"create_table_version": _stored("bc", "b2")},
+                    {"deregister_table": {"id": [NS, "bc_missing"]}},
+                ]}, expect=4),
+                Call("TableExists", {"id": [NS, "bc_never"]}, expect=4),
+                _versions_absent("bc", 1000),
+                Call("DescribeTableVersion", {"id": [NS, "bc"], "version": "{b2_version}"}, expect=11),
+            ),
+            needs=_VERSIONS,
+            optional=True,
+            after="versions.batch_commit.four_kinds",
+        ),
+    ]
+
+
+def checks() -> list[Check]:
+    return storage_version_checks() + [
         Check(
             "managed.declare",
             "DeclareTable",

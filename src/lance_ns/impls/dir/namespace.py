@@ -117,6 +117,7 @@ _INLINE_READS = frozenset({"describe_table", "table_exists", "list_tables", "lis
 
 class DirectoryNamespace(CatalogNamespace):
     min_table_depth = 0  # the root holds tables
+    catalog_in_storage = True  # __manifest and the root listing are the catalog
     marks_lance_tables = False  # every table of a directory is a Lance table
     location_suffix = TABLE_SUFFIX
 
@@ -463,9 +464,6 @@ class DirectoryNamespace(CatalogNamespace):
     # marker would be listed as a table again (by pylance too), so dir deletes
     # the whole directory; a new table of the name may then reuse it.
     keeps_dropped_marker = False
-
-    def _unused_default_location(self, location):
-        return location  # an occupied default location is refused instead (declare_table)
 
     def _remove_entry(self, ns, table):
         # By the entry the table was found with: looked up again, a racing drop's
