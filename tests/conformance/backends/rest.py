@@ -172,6 +172,13 @@ PYLANCE_SERVER_DEPARTURES = {
     "scenario:table_ops.field_metadata": "UpdateFieldMetadata answers 500 code 18 (not implemented), not code 0",
     "scenario:table_ops.branch.create": "a missing source branch answers 500 code 18, not 404 code 22",
     "scenario:table_ops.materialized_view": "CreateMaterializedView answers 500 code 18, not code 0",
+    "scenario:versions.storage.delete": (
+        "BatchDeleteTableVersions deletes the latest version's manifest too (the table falls back to an older "
+        "version); lance-ns refuses that with code 13"),
+    "scenario:versions.storage.batch_create": (
+        "BatchCreateTableVersions answers 500 code 18 ('batch_create_table_versions not implemented'), not code 0"),
+    "scenario:versions.batch_commit.four_kinds": (
+        "BatchCommitTables answers 500 code 18 ('batch_commit_tables not implemented'), not code 0"),
 }
 
 #: where pylance 14.0.2's Python RestNamespace wrapper departs (the Rust client behind it is fine)
