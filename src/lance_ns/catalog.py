@@ -173,6 +173,9 @@ class CatalogTable:
     #: the catalog's version of the object as read (Glue ``VersionId``; on Unity the
     #: version of the table's ledger): what a compare-and-swap of its properties is conditioned on
     token: str | None = None
+    #: False for a table being declared (nothing at its location to describe to the
+    #: catalog, and DeclareTable makes no storage call to find out); None: not known
+    has_data: bool | None = None
 
 
 def is_lance_properties(properties: dict[str, str] | None) -> bool:
@@ -533,7 +536,10 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
         catalog it makes no storage call at all, so it works where the catalog can be
         reached and the data cannot.  The location is checked against what the catalog
         knows (:meth:`_checked_location` with ``metadata_only``); the directory
-        namespace, whose catalog is the storage, also writes its ``.lance-reserved``."""
+        namespace, whose catalog is the storage, also writes its ``.lance-reserved``.
+        (A Hive Metastore makes a local table directory itself on create_table; hive
+        makes it first, locally only, so the metastore's clean-up of a lost race cannot
+        delete the winner's data: see impls/hive.)"""
         ns, name = split_table_id(request.id)
         ns_props = self._require_table_namespace(ns)
         if self._get_table(ns, name) is not None:
@@ -546,7 +552,8 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
         managed = self._wants_managed(request.properties, ns_props)
         if managed:
             props[MANAGED_KEY] = "true"
-        table = CatalogTable(name=name, location=location, properties=props, kind=self.lance_table_kind)
+        table = CatalogTable(name=name, location=location, properties=props, kind=self.lance_table_kind,
+                             has_data=False)
         self._create_table(ns, table)
         self._declared(ns, table)
         resp = DeclareTableResponse(

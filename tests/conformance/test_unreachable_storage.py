@@ -96,6 +96,10 @@ def _unreachable(name: str, backend, nowhere: Nowhere):
         with run_server_in_thread(served) as server:
             yield lance_ns.connect("rest", {"uri": server.url})
         return
+    if name == "iceberg-ref":
+        pytest.skip("Iceberg's reference server writes the companion table's metadata into the table location "
+                    "itself (HadoopFileIO), so its storage is the tables' storage: one it cannot reach fails the "
+                    "server's own create (500); the scenario runs on SeaweedFS's Iceberg catalog, which keeps them apart")
     if not isinstance(ns, lance_ns.base.NamespaceBase) or type(ns).__name__ == "RestNamespace":
         pytest.skip(f"{name}: the storage is the served namespace's (a directory, as dir-local checks)")
     yield type(ns)(**{**ns.properties, **root, **nowhere.storage()})

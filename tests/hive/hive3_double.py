@@ -1,7 +1,9 @@
 """An in-process Hive 3 metastore double at the Thrift level.
 
-No Hive 3 (or 4) metastore can be installed or run here, so the Hive 3
-catalog API is tested against this double: a real Thrift server
+tests/hive/test_hive3_catalogs.py runs its checks against the real Hive
+Metastore 3.1 (tests/servers/hms3.py, jars from Maven Central) and against
+this double, which keeps them runnable without a JVM or Maven (``make
+test-fast``): a real Thrift server
 (``thrift.server.TServer``, binary protocol over TCP on 127.0.0.1) using the
 ``ThriftHiveMetastore.Processor`` generated from the published Hive 3 Thrift
 IDL (shipped by pymetastore).  Requests and responses therefore travel in

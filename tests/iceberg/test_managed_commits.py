@@ -6,9 +6,10 @@ adds a snapshot on ``main`` under ``assert-table-uuid`` + ``assert-ref-snapshot-
 every backend shares (one winner of racing commits, the bypass write not
 reflected...) is the conformance suite's (checks_managed, test_managed.py); here
 is what is Iceberg's own: what the commit leaves in the companion table, that the
-server (real SeaweedFS) refuses a commit built on a stale read, a lost answer, and
-the multi-table transaction (SeaweedFS does not advertise one: the labelled stub
-checks what goes on the wire where a server does).
+server refuses a commit built on a stale read, a lost answer, and the multi-table
+transaction.  Each runs on both real servers (``catalog``: SeaweedFS and Iceberg's
+reference server); SeaweedFS does not advertise the multi-table transaction, the
+reference server does, and the labelled stub checks what goes on the wire.
 """
 
 from __future__ import annotations
@@ -28,10 +29,12 @@ import lance_ns
 from lance_ns import storage
 from lance_ns.catalog import VERSIONS_KEY
 
-from ..conformance.backends.iceberg import client_properties
+from .conftest import SERVERS
 from .stub import CLIENT_ID, CLIENT_SECRET, error, iceberg_stub, table_response
 
 MANAGED = {"managed_versioning": "true"}
+#: the test runs on each real server
+on_each_server = pytest.mark.parametrize("catalog", SERVERS, indirect=True)
 
 
 def code_of(fn, *args):
@@ -49,7 +52,8 @@ def published(client, tid) -> list[int]:
 
 
 @pytest.mark.slow
-def test_four_processes_append_concurrently_and_lose_nothing(client, ns, seaweed, monkeypatch):
+@on_each_server
+def test_four_processes_append_concurrently_and_lose_nothing(client, ns, catalog, monkeypatch):
     """Four writer processes append through the Iceberg backend at once, retrying the
     commits they lose: every acknowledged append is there exactly once and the
     namespace's versions run 1..n without gap or duplicate.  (It found the window
@@ -63,19 +67,20 @@ def test_four_processes_append_concurrently_and_lose_nothing(client, ns, seaweed
     tid = ns + ["t"]
     client.declare_table({"id": tid, "properties": MANAGED})
     append(client, tid, "seed")
-    lines = run_appenders([("iceberg", json.dumps(client_properties(seaweed)))] * WRITERS, ".".join(tid))
+    lines = run_appenders([("iceberg", json.dumps(catalog.props))] * WRITERS, ".".join(tid))
     assert not [line for line in lines if line.startswith("failed")], lines
     acked = [v for line in lines for v in line.split()[2:]]
     assert len(acked) == WRITERS * APPENDS * 3
     n = WRITERS * APPENDS + 1
-    fresh = lance_ns.connect("iceberg", client_properties(seaweed))
+    fresh = lance_ns.connect("iceberg", catalog.props)
     assert sorted(lance.dataset(namespace_client=fresh, table_id=tid).to_table()["v"].to_pylist()) == sorted(
         ["seed"] + acked)
     assert published(fresh, tid) == list(range(1, n + 1))
     assert sorted(int(line.split()[1]) for line in lines) == list(range(2, n + 1))
 
 
-def test_the_companion_keeps_one_snapshot_naming_a_valid_empty_manifest_list(client, ns, raw, seaweed):
+@on_each_server
+def test_the_companion_keeps_one_snapshot_naming_a_valid_empty_manifest_list(client, ns, raw, catalog):
     tid = ns + ["m"]
     client.declare_table({"id": tid, "properties": MANAGED})
     for i in range(3):
@@ -86,10 +91,11 @@ def test_the_companion_keeps_one_snapshot_naming_a_valid_empty_manifest_list(cli
     assert snapshot["summary"]["operation"] == "replace"  # no Iceberg data changed
     assert [v["version"] for v in json.loads(meta["properties"][VERSIONS_KEY])] == [1, 2, 3]
     # an Iceberg engine reading the companion finds a valid manifest list with no manifests
-    fs, path = storage.filesystem(snapshot["manifest-list"], seaweed.storage_options())
+    fs, path = storage.filesystem(snapshot["manifest-list"], catalog.storage_options)
     assert list(read_manifest_list(PyArrowFile(snapshot["manifest-list"], path, fs))) == []
 
 
+@on_each_server
 def test_a_commit_built_on_a_stale_read_is_refused_by_the_server(client, ns, raw):
     tid = ns + ["m"]
     client.declare_table({"id": tid, "properties": MANAGED})
@@ -115,6 +121,7 @@ def stage(client, tid, value) -> dict:
     return {**stager.staged, "id": tid}
 
 
+@on_each_server
 @pytest.mark.parametrize("sent", [True, False], ids=["answer-lost", "never-sent"])
 def test_a_commit_whose_answer_is_lost_is_resolved_by_reading_the_table(client, ns, monkeypatch, sent):
     tid = ns + ["m"]
@@ -140,19 +147,28 @@ def test_a_commit_whose_answer_is_lost_is_resolved_by_reading_the_table(client, 
     assert lance.dataset(namespace_client=client, table_id=tid).count_rows() == (3 if sent else 2)
 
 
-def test_several_tables_need_the_servers_multi_table_commit(client, ns):
+@on_each_server
+def test_several_tables_commit_through_the_servers_multi_table_transaction(client, ns, catalog):
     """SeaweedFS does not advertise POST /v1/{prefix}/transactions/commit: a batch of
-    several tables is refused with code 0 and nothing is committed."""
+    several tables is refused with code 0 and nothing is committed.  The reference
+    server advertises it: both tables commit (the stub below checks the one request)."""
     staged = {}
     for name in ("a", "b"):
         tid = ns + [name]
         client.declare_table({"id": tid, "properties": MANAGED})
         append(client, tid, name)
         staged[name] = stage(client, tid, name + "2")
-    with pytest.raises(LanceNamespaceError) as e:
-        client.batch_commit_tables({"operations": [{"create_table_version": staged[n]} for n in ("a", "b")]})
-    assert int(e.value.code) == 0 and "transactions/commit" in str(e.value)
-    assert published(client, ns + ["a"]) == published(client, ns + ["b"]) == [1]
+    batch = {"operations": [{"create_table_version": staged[n]} for n in ("a", "b")]}
+    if catalog.name == "seaweedfs":
+        with pytest.raises(LanceNamespaceError) as e:
+            client.batch_commit_tables(batch)
+        assert int(e.value.code) == 0 and "transactions/commit" in str(e.value)
+        assert published(client, ns + ["a"]) == published(client, ns + ["b"]) == [1]
+    else:
+        client.batch_commit_tables(batch)
+        assert published(client, ns + ["a"]) == published(client, ns + ["b"]) == [1, 2]
+        for name in ("a", "b"):
+            assert lance.dataset(namespace_client=client, table_id=ns + [name]).count_rows() == 2
 
 
 # -- the multi-table transaction where a server advertises it (the labelled stub) -----------------

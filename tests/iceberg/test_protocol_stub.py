@@ -53,6 +53,17 @@ def test_prefix_resolution(stub, config, prefix):
     assert [c.query for c in stub.calls("GET", "/v1/config")] == [{"warehouse": ["wh"]}]
 
 
+def test_a_server_without_prefixed_routes_is_called_without_a_prefix(stub):
+    """The Lance spec's fallback (the warehouse as prefix) is kept unless the server refuses
+    it (400 "No route", as Iceberg's reference server does) and answers the unprefixed listing:
+    then the paths have no prefix, as Iceberg's own clients send them."""
+    stub.route("GET", "/v1/wh/namespaces", 400, error(400, "BadRequestException"))
+    stub.route("GET", "/v1/namespaces", body={"namespaces": []})
+    stub.route("GET", "/v1/namespaces/db", body={"namespace": ["db"], "properties": {"k": "v"}})
+    assert connect(stub).describe_namespace({"id": ["wh", "db"]}).properties == {"k": "v"}
+    assert not stub.calls("GET", "/v1/wh/namespaces/")
+
+
 def test_config_is_fetched_once_per_warehouse(stub):
     for wh in ("wh1", "wh2"):
         stub.route("GET", f"/v1/{wh}/namespaces/db", body={"namespace": ["db"], "properties": {}})
@@ -114,7 +125,8 @@ def test_oauth2_token_is_refreshed_on_401(stub):
     stub.revoke_tokens()  # e.g. the server restarted or rotated its keys
     c.namespace_exists({"id": ["wh", "db"]})
     assert stub.tokens_issued == 2
-    assert [s.auth for s in stub.calls("GET", "/v1/wh/")] == ["Bearer tok-1", "Bearer tok-1", "Bearer tok-2"]
+    # the namespace loads (the config names no prefix: a listing before them tells the prefix)
+    assert [s.auth for s in stub.calls("GET", "/v1/wh/namespaces/")] == ["Bearer tok-1", "Bearer tok-1", "Bearer tok-2"]
 
 
 def test_bad_credential_is_unauthenticated(stub):
@@ -161,6 +173,14 @@ def test_create_is_never_resent_on_503(stub):
     stub.route("POST", "/v1/wh/namespaces/db/tables", 503, error(503, "ServiceUnavailableException"))
     assert code_of(connect(stub, max_retries="3").declare_table, {"id": ["wh", "db", "t"]}) == 17
     assert len(stub.calls("POST", "/v1/wh/namespaces/db/tables")) == 1
+
+
+def test_a_namespace_dropped_by_a_racing_drop_during_the_emptiness_check_is_dropped(stub):
+    """The namespace exists when checked, then its listings answer 404 (a racing drop came
+    first): dropping a missing namespace succeeds (drop_missing_ok), not code 1."""
+    stub.route("GET", "/v1/wh/namespaces/db", body={"namespace": ["db"], "properties": {}})
+    connect(stub).drop_namespace({"id": ["wh", "db"]})  # listings: the stub's default 404 NoSuchNamespace
+    assert not stub.calls("DELETE")  # nothing left to drop
 
 
 def test_namespace_not_empty_409_is_code_3(stub):

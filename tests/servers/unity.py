@@ -1,7 +1,17 @@
-"""An in-process Unity Catalog server written from the published contract.
+"""An in-process Unity Catalog server written from the published contract (a double).
 
-No Unity Catalog server can be installed here, so the tests talk HTTP to this
-one: catalogs, schemas and tables of ``/api/2.1/unity-catalog`` (list with
+The real Unity Catalog OSS server runs too where Maven serves it (tests/servers/unity_oss.py:
+conformance backends ``unity-oss`` / ``unity-oss-0.4``, and tests/unity parametrised onto it).
+This double stays for what the real server cannot be made to do: fail on cue (``inject``:
+5xx, 429, 403, stalls for timeouts, a 409 that is no duplicate, a 404 from a write racing a
+drop), keep a request log (retries and pages counted), page at a small size the server picks,
+check a bearer token (the real one runs with authorization disabled: enabling it needs an
+identity provider), speak Unity <= 0.3's errors (404 ``NOT_FOUND``, 409 ``ALREADY_EXISTS``;
+no such release is on Maven Central), and hold every request and response to the published
+contract; and it is all there is where Maven refuses the real server (it refuses every
+``unitycatalog-server`` release on the development machines).
+
+It serves catalogs, schemas and tables of ``/api/2.1/unity-catalog`` (list with
 ``max_results``/``page_token``, get, create, delete), on 127.0.0.1 with a free
 port, in a thread.  Every request and every 2xx response is validated against
 ``tests/contracts/unity-catalog-api.yaml`` (vendored) with openapi-core; error
@@ -15,12 +25,15 @@ the test when any was recorded.
 400 ``*_ALREADY_EXISTS``).  ``page_size`` is the server's own page cap, small
 by default so client paging loops are exercised.  ``inject(...)`` makes the
 next matching requests fail or stall, for retry and error-mapping tests.
+Like the real server it stores a local ``storage_location`` ``/p`` as the
+URI ``file:///p``, normalised and percent-encoded.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import posixpath
 import threading
 import time
 import urllib.request
@@ -30,6 +43,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterator
+from urllib.parse import quote
 
 import jsonschema
 import yaml
@@ -320,6 +334,8 @@ class UnityServer:
             for k in ("name", "catalog_name", "schema_name", "table_type", "data_source_format", "columns", "storage_location", "comment")
             if body.get(k) is not None
         }
+        if info["storage_location"].startswith("/"):  # as the real server (0.4.1, 0.6.0) stores a local path
+            info["storage_location"] = "file://" + quote(posixpath.normpath(info["storage_location"]))
         info.update(properties=dict(body.get("properties") or {}), table_id=str(uuid.uuid4()), **self._stamp())
         info["updated_at"] = info["created_at"]
         self.tables[full] = info

@@ -109,6 +109,8 @@ TOKEN_PATH = "/v1/oauth/tokens"
 #: the one (empty) manifest list every lance-ns snapshot of a companion table names,
 #: under the table's Iceberg ``metadata/`` directory
 EMPTY_MANIFEST_LIST = "metadata/lance-ns-empty-manifest-list.avro"
+#: the companion table's Iceberg metadata directory under its (the Lance table's) location
+ICEBERG_METADATA = "metadata"
 #: the REST spec's multi-table commit (atomic), used only where a server advertises it
 TRANSACTIONS_COMMIT = "transactions/commit"
 COMMIT_TRANSACTION = Endpoint(http_method=HttpMethod.POST, path=f"/v1/{{prefix}}/{TRANSACTIONS_COMMIT}")
@@ -228,9 +230,28 @@ class _WarehouseCatalog(RestCatalog):
         super().__init__(f"lance-ns/{warehouse}", uri=owner.endpoint, warehouse=warehouse)
         if not self.properties.get(PREFIX):
             self.properties[PREFIX] = warehouse  # the spec's fallback
+            if self._unprefixed():
+                del self.properties[PREFIX]
         #: identifier -> (the server's ETag, the table as loaded with it)
         self._remembered: dict[tuple[str, ...], tuple[str, CatalogTable]] = {}
         self._remembered_lock = threading.Lock()
+
+    def _unprefixed(self) -> bool:
+        """Whether a server whose config names no prefix serves the protocol without one.
+
+        The Lance spec's fallback (the warehouse name as the prefix) cannot reach a server
+        whose routes have no prefix at all, as Iceberg's reference server (RESTCatalogServer,
+        the ``apache/iceberg-rest-fixture`` image): it answers ``/v1/{warehouse}/namespaces``
+        400 "No route for request", while Iceberg's own clients, reading the prefix as
+        optional, call ``/v1/namespaces``.  So, only where the config names no prefix, one
+        listing tells: the fallback is kept unless its listing is refused (400/404) and the
+        unprefixed one answers 200.  Such a server ignores the warehouse: every warehouse
+        name reaches its one catalog.
+        """
+        listing = self.url(Endpoints.list_namespaces, prefixed=True)
+        if self._session.get(listing).status_code not in (400, 404):
+            return False
+        return self._session.get(self.url(Endpoints.list_namespaces, prefixed=False)).status_code == 200
 
     def load_entry(self, identifier: tuple[str, ...]) -> CatalogTable:
         """A table's location and properties (what tells a Lance table), from
@@ -408,6 +429,23 @@ def _companion(name: str, meta) -> _Companion:
     )
 
 
+def _delete_lance_files(location: str, opts: dict[str, str]) -> None:
+    """Everything under a dropped table's ``location`` but the dropped marker and the
+    companion's Iceberg ``metadata/`` (storage.delete_dropped, keeping one more child)."""
+    import pyarrow.fs as pafs
+
+    fs, path = storage.filesystem(location, opts)
+    try:
+        children = fs.get_file_info(pafs.FileSelector(path, recursive=False, allow_not_found=True))
+    except OSError:
+        storage.delete_dropped(location, opts)
+        return
+    for child in children:
+        name = child.path.rstrip("/").rsplit("/", 1)[-1]
+        if name not in (storage.DROPPED_MARKER, ICEBERG_METADATA):
+            storage.delete_location(storage.join(location, name), opts)
+
+
 _BARE_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://$")
 
 
@@ -502,6 +540,15 @@ class IcebergRestNamespace(CatalogNamespace):
             raise UnsupportedOperationError("warehouses are made by the catalog's administrator, not through this API")
         self._catalog(ns[0]).create_namespace(tuple(ns[1:]), properties)
 
+    def _drop_checked(self, ns, behavior, purge=False):
+        try:
+            super()._drop_checked(ns, behavior, purge)
+        except ice.NoSuchNamespaceError:
+            # A racing drop removed it between the existence check and the emptiness
+            # listings (a spec-following server answers those 404): dropping a missing
+            # namespace succeeds (drop_missing_ok), as the drop itself would.
+            pass
+
     def _drop_namespace(self, ns):
         if len(ns) == 1:
             raise UnsupportedOperationError("warehouses cannot be dropped through this API")
@@ -590,11 +637,16 @@ class IcebergRestNamespace(CatalogNamespace):
         # path, so deleting after the entry fails with AccessDenied.  While the
         # entry exists the location is ours to delete; if the drop fails in
         # between, the entry is still there and DropTable can be retried.
-        if self.deletes_data_of(ns, table, purge):
-            opts = self._table_storage_options(table)
+        # The companion's own Iceberg metadata (``metadata/`` under the same
+        # location) goes only after the entry: a server that reads it on LoadTable
+        # (the reference server) answers 500 for an entry whose metadata file is
+        # gone, so racing drops and readers would see an internal error, and a
+        # drop failing in between would leave a table no DropTable can load.
+        opts = self._table_storage_options(table) if self.deletes_data_of(ns, table, purge) else None
+        if opts is not None:
             try:
                 storage.mark_dropped(table.location, opts)
-                storage.delete_dropped(table.location, opts)
+                _delete_lance_files(table.location, opts)
             except Exception:
                 # A racing drop came first, and the server now refuses access to the
                 # table's path (SeaweedFS refuses even reading its metadata then).
@@ -606,6 +658,11 @@ class IcebergRestNamespace(CatalogNamespace):
                     raise TableNotFoundError(f"table {to_string(ns + [table.name])!r} does not exist") from None
                 raise
         self._remove_entry(ns, table)
+        if opts is not None:
+            try:
+                storage.delete_location(storage.join(table.location, ICEBERG_METADATA), opts)
+            except Exception:  # noqa: BLE001 - SeaweedFS deletes it itself and refuses access to the path
+                pass
 
     # -- implementation-managed tables -----------------------------------------------
     def _swap_tables_properties(self, changes) -> bool:

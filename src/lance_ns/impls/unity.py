@@ -28,8 +28,9 @@ what the request was about (a namespace or a table).
 
 from __future__ import annotations
 
+import os
 from typing import Iterable, Iterator
-from urllib.parse import quote
+from urllib.parse import quote, unquote, urlparse
 
 import httpx
 
@@ -121,7 +122,10 @@ class UnityNamespace(CatalogNamespace):
     def _call(self, method: str, path: str, about: str, params: dict | None = None, body: dict | None = None) -> dict:
         resp = self._send(method, path, params, body)
         if resp.is_success:
-            return resp.json() if resp.content else {}
+            # a real server answers DELETE with a text/plain "200 OK" body, not JSON
+            if not resp.content or "json" not in resp.headers.get("content-type", "application/json"):
+                return {}
+            return resp.json()
         try:
             err = resp.json()
         except ValueError:
@@ -228,14 +232,21 @@ class UnityNamespace(CatalogNamespace):
         return super().drop_namespace(request)
 
     # -- tables -------------------------------------------------------------------
-    @staticmethod
-    def _table(info: dict) -> CatalogTable:
+    def _table(self, info: dict) -> CatalogTable:
         return CatalogTable(
             name=info["name"],
-            location=info.get("storage_location"),
+            location=self._location_read(info.get("storage_location")),
             properties=dict(info.get("properties") or {}),
             kind=info.get("table_type"),
         )
+
+    def _location_read(self, location: str | None) -> str | None:
+        """The location as this client wrote it: a real Unity server (0.4.1, 0.6.0) stores a
+        local path ``/p`` as the URI ``file:///p``, percent-encoded (``/tmp/é`` is
+        ``file:///tmp/%C3%A9``), so under a plain-path root the URI is read back as the path."""
+        if location and location.startswith("file:") and not storage.is_uri(self.root):
+            return os.path.normpath(unquote(urlparse(location).path))
+        return location
 
     def _list_tables(self, ns) -> Iterable[CatalogTable]:
         if len(ns) != 2:
@@ -296,7 +307,10 @@ class UnityNamespace(CatalogNamespace):
             self._create_table(ns, table)
 
     def _columns_at(self, table: CatalogTable) -> list[dict]:
-        """Unity columns of the Lance table at the location ([] when none exists yet)."""
+        """Unity columns of the Lance table at the location ([] when none exists yet; a
+        table being declared is not looked for: DeclareTable makes no storage call)."""
+        if table.has_data is False:
+            return []
         opts = self._table_storage_options(table)
         if not table.location or storage.lance_version(table.location, opts) is None:
             return []

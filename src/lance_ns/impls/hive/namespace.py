@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import socket
 import threading
 import time
@@ -59,6 +61,30 @@ def _location_out(location: str | None) -> str | None:
     if location and location.startswith("file:"):
         return urlparse(location).path or location
     return location
+
+
+def _make_local_directory(location: str | None) -> str | None:
+    """Make a local table directory before the metastore would; the path if made here.
+
+    The metastore's create_table makes a missing table directory itself and, when the
+    create then fails, deletes what it made, recursively (``madeDir`` in HMS 2.3's and
+    3.1's create_table_core).  A create that loses a race to a create of the same table
+    fails only once the winner's metastore transaction is done -- by then the winner
+    may have written its data there, and the loser's metastore deleted it.  A directory
+    that exists before the call is not the metastore's to delete.  (Object-store
+    locations are left alone: DeclareTable makes no storage call there.)"""
+    if not location or storage.is_uri(location) or os.path.isdir(location):
+        return None
+    try:
+        os.makedirs(location)
+    except OSError:
+        return None  # made concurrently, or not ours to make: the metastore decides as before
+    return location
+
+
+def _remove_if_empty(path: str) -> None:
+    with contextlib.suppress(OSError):  # not empty: someone else's table is there by now
+        os.rmdir(path)
 
 
 def _check_hive_name(name: str) -> str:
@@ -175,7 +201,18 @@ class _HiveBase(CatalogNamespace):
                 compressed=False,
             ),
         )
-        self._call("create_table", t)
+        made = _make_local_directory(table.location)
+        try:
+            self._call("create_table", t)
+        except Exception as e:
+            if made:
+                _remove_if_empty(made)
+            # A database dropped between the metastore's existence check and its insert is
+            # answered InvalidObject ("Database ... doesn't exist", HMS 2.3 and 3.1): what the
+            # create lost to is read from the metastore's state, not from the message.
+            if isinstance(e, InvalidInputError) and self._get_database(ns) is None:
+                raise NamespaceNotFoundError(f"namespace {to_string(ns)!r} does not exist (dropped concurrently)") from None
+            raise
         # HMS 2.3 checks existence and inserts in separate steps: two racing creates
         # can both succeed.  The table the metastore returns now decides the winner.
         stored = self._get_table(ns, table.name)

@@ -1,0 +1,218 @@
+"""A real Hive Metastore 3.1 for tests (the catalog API), its jars fetched from Maven Central.
+
+The class path comes from ``mvn dependency:build-classpath`` on
+``tests/servers/maven/hms3/pom.xml`` (``org.apache.hive:hive-standalone-metastore:3.1.3``,
+``org.apache.hadoop:hadoop-common:3.1.0``, ``org.apache.derby:derby:10.14.2.0``; ``~/.m2`` is the
+cache, nothing is committed; a refused artifact fails with its name).  ``Hive3Metastore(workdir)``
+then runs ``org.apache.hadoop.hive.metastore.HiveMetaStore -p PORT`` (through the small launcher
+below) on Java 17 on 127.0.0.1 and a free port, with an embedded Derby database and a file
+warehouse under ``workdir``, polled with a real Thrift call until it answers (about 5 s on an
+idle 2-core machine, plus 2 s of javac on first use); ``stop()`` kills it by PID.  Process handling (start, stop,
+restart, the parent-death signal) is :class:`tests.servers.hms.HiveMetastore`'s; only the
+command differs.
+
+How it is set up, and why:
+
+* no hive-exec: a bare metastore never builds Hive's ``SessionState``; the defaults that name
+  hive-exec classes are replaced (``metastore.expression.proxy``, ``metastore.task.threads.always``).
+* the schema is DataNucleus' (``datanucleus.schema.autoCreateAll``); the transaction tables
+  the lock API needs (TXNS, HIVE_LOCKS, NEXT_LOCK_ID...) are not in it, and schematool's
+  scripts are not in the Maven jars.  ``hms3_java/lancens/tests/Hms3Main.java`` makes them with
+  Hive's own ``TxnDbUtil.prepDb`` and then runs ``HiveMetaStore.main``.  (Hive 3 would call
+  prepDb itself under ``hive.in.test``, as tests/servers/hms.py has 2.3 do, but on 3.1 that
+  switch also refuses ``get_table`` to every client without the TEST capability.)
+  The lock reaper (``AcidHouseKeeperService``) is one of the "always" task threads here: its
+  usual place, the remote-only tasks, starts only after the compactor, a hive-exec class.
+* HMS 3.1 has no bind-host setting and listens on every interface; the stand-in
+  ``SecurityUtils`` of ``hms3_java/``, compiled at first use and first on the class path,
+  makes it listen on 127.0.0.1 only.
+* ``s3://`` and ``s3a://`` locations (any bucket): the metastore resolves the filesystem of
+  every location it stores, and Hadoop 3.1's hadoop-common has none for S3 (nor the
+  ViewFileSystemOverloadScheme tests/servers/hms.py maps it with).  ``PathOnlyFileSystem``
+  of ``hms3_java/`` answers that every path is an existing empty directory and never makes,
+  writes or deletes anything: the data lives wherever the client writes it, the metastore
+  keeps only the path.
+
+``shared_hms3()`` starts ONE such metastore per test process, on first use, and stops it at
+exit (``LANCE_NS_TEST_HMS3_URI=thrift://host:port`` uses one someone else runs).
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from tests.servers.hms import ExternalMetastore, HiveMetastore
+
+HERE = Path(__file__).parent
+POM = HERE / "maven" / "hms3" / "pom.xml"
+JAVA_SRC = HERE / "hms3_java"
+#: HiveMetaStore.main, after making the transaction tables (hms3_java/lancens/tests/Hms3Main.java)
+MAIN = "lancens.tests.Hms3Main"
+HIVE_VERSION = "3.1.3"
+#: where resolved class paths are kept between test processes, keyed by the pom's hash
+#: (a cached one is used only while every jar it names is still in ~/.m2)
+CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "lance-ns"
+
+#: what makes the metastore grant locks (see the module docstring).  The housekeeper reaps
+#: locks whose holder stopped heart-beating for ``hive.txn.timeout``: short, so a test can watch.
+TRANSACTION_CONF = {
+    "hive.support.concurrency": "true",
+    "hive.txn.manager": "org.apache.hadoop.hive.ql.lockmgr.DbTxnManager",
+    "hive.txn.timeout": "6s",
+    "metastore.timedout.txn.reaper.interval": "1s",
+}
+TASKS = "org.apache.hadoop.hive.metastore.events.EventCleanerTask"
+REAPER = "org.apache.hadoop.hive.metastore.txn.AcidHouseKeeperService"
+#: the filesystem of s3:// and s3a:// locations: every path an existing empty directory
+PATH_ONLY_FS = "lancens.tests.PathOnlyFileSystem"
+
+_resolve_lock = threading.Lock()
+
+
+def _refused_artifacts(output: str) -> list[str]:
+    """The artifacts Maven names as not fetched in ``output``."""
+    found = re.findall(r"(?:Could not find artifact|Could not transfer artifact|Failure to find) (\S+)", output)
+    found += re.findall(r"The following artifacts could not be resolved: ([^:]+(?::[^:\s,]+){2,4})", output)
+    found += re.findall(r"(\S+:\S+:\S+) was not found in \S+ during a previous attempt", output)  # cached failure
+    return sorted(set(found))
+
+
+def resolve_classpath() -> str:
+    """The metastore's class path (jar paths in ~/.m2, ``:``-separated), fetched with mvn."""
+    with _resolve_lock:
+        digest = hashlib.sha256(POM.read_bytes()).hexdigest()[:16]
+        cached = CACHE / f"hms3-{digest}.classpath"
+        if cached.exists():
+            cp = cached.read_text().strip()
+            if cp and all(Path(j).exists() for j in cp.split(os.pathsep)):
+                return cp
+        mvn = shutil.which("mvn")
+        if mvn is None:
+            raise RuntimeError("mvn is not on PATH: the Hive Metastore 3 test server's jars are fetched with Maven")
+        CACHE.mkdir(parents=True, exist_ok=True)
+        out = CACHE / f"hms3-{digest}.{os.getpid()}.tmp"
+        cmd = [mvn, "-B", "-q", "-f", str(POM), "dependency:build-classpath", f"-Dmdep.outputFile={out}"]
+        proc = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        if proc.returncode != 0 or not out.exists():
+            output = re.sub(r"\x1b\[[0-9;]*m", "", proc.stdout + proc.stderr)  # Maven's colours
+            refused = _refused_artifacts(output)
+            errors = "\n".join(line for line in output.splitlines() if "ERROR" in line)[:4000]
+            what = f"Maven refused or could not find {', '.join(refused)}" if refused else f"mvn failed ({proc.returncode})"
+            raise RuntimeError(
+                f"{what} while fetching Hive Metastore {HIVE_VERSION}'s class path ({' '.join(cmd)}; "
+                f"a failure Maven cached is retried with -U):\n{errors}"
+            )
+        cp = out.read_text().strip()
+        out.replace(cached)
+        return cp
+
+
+def java_classes(build_dir: Path, classpath: str) -> Path:
+    """Compile hms3_java/: the launcher, the loopback-binding stand-in of SecurityUtils and
+    the s3:// filesystem."""
+    out = build_dir / "hms3-classes"
+    if not (out / "lancens/tests/Hms3Main.class").exists():
+        javac = shutil.which("javac")
+        if javac is None:
+            raise RuntimeError("javac is not on PATH: the Hive Metastore 3 test server needs a JDK")
+        sources = [str(p) for p in JAVA_SRC.rglob("*.java")]
+        proc = subprocess.run([javac, "-nowarn", "--release", "8", "-d", str(out), "-cp", classpath, *sources],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"javac failed on {JAVA_SRC}:\n{proc.stdout}{proc.stderr}")
+    return out
+
+
+class Hive3Metastore(HiveMetastore):
+    """A Hive Metastore 3.1 (see the module docstring); start/stop/restart as HiveMetastore's."""
+
+    def _command(self) -> list[str]:
+        d = self.workdir
+        classpath = resolve_classpath()
+        db_url = f"jdbc:derby:{d}/metastore_db;create=true"
+        conf = {
+            "javax.jdo.option.ConnectionURL": db_url,
+            "datanucleus.schema.autoCreateAll": "true",
+            "hive.metastore.schema.verification": "false",
+            "hive.metastore.warehouse.dir": f"file:{self.warehouse}",
+            "metastore.expression.proxy": "org.apache.hadoop.hive.metastore.DefaultPartitionExpressionProxy",
+            "metastore.task.threads.always": f"{TASKS},{REAPER}" if self.transactions else TASKS,
+            "fs.s3.impl": PATH_ONLY_FS,
+            "fs.s3a.impl": PATH_ONLY_FS,
+        }
+        if self.transactions:
+            conf.update(TRANSACTION_CONF)
+        (d / "log4j2.properties").write_text(
+            "status = error\n"
+            "appender.console.type = Console\nappender.console.name = console\n"
+            "appender.console.layout.type = PatternLayout\n"
+            "appender.console.layout.pattern = %d{HH:mm:ss.SSS} %-5p [%t] %c{1}: %m%n\n"
+            "rootLogger.level = warn\nrootLogger.appenderRef.console.ref = console\n"
+        )
+        cmd = [
+            "java",
+            "-Xmx512m",
+            "-XX:TieredStopAtLevel=1",
+            "-XX:+UseSerialGC",
+            f"-Djava.io.tmpdir={d}",
+            f"-Dderby.system.home={d}",
+            f"-Dlog4j.configurationFile={d / 'log4j2.properties'}",
+            f"-Dlancens.txn.db={db_url if self.transactions else ''}",
+            "-cp",
+            f"{java_classes(d, classpath)}{os.pathsep}{classpath}",
+            MAIN,
+            "-p",
+            str(self.port),
+        ]
+        for key, value in conf.items():
+            cmd += ["--hiveconf", f"{key}={value}"]
+        return cmd
+
+
+_shared: Hive3Metastore | ExternalMetastore | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_hms3() -> Hive3Metastore:
+    """The one Hive 3 metastore of this test process (started on first use, stopped at exit).
+
+    With ``LANCE_NS_TEST_HMS3_URI=thrift://host:port`` the tests use that metastore instead.
+    """
+    global _shared
+    with _shared_lock:
+        if _shared is None and os.environ.get("LANCE_NS_TEST_HMS3_URI"):
+            _shared = ExternalMetastore(os.environ["LANCE_NS_TEST_HMS3_URI"])
+        if _shared is None:
+            workdir = tempfile.mkdtemp(prefix="lance-ns-hms3-")
+            _shared = Hive3Metastore(workdir)
+            atexit.register(_stop_shared, workdir)
+        if not _shared.running:
+            _shared.start()
+        return _shared
+
+
+def _stop_shared(workdir: str) -> None:
+    if isinstance(_shared, Hive3Metastore):
+        _shared.stop()
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":  # manual use: python -m tests.servers.hms3
+    resolve_classpath()
+    t0 = time.monotonic()
+    with Hive3Metastore(tempfile.mkdtemp(prefix="hms3-")) as hms:
+        print(f"ready at {hms.uri} in {time.monotonic() - t0:.1f}s (pid {hms.proc.pid}); Ctrl-C to stop")
+        try:
+            while True:
+                time.sleep(1)
+        except KeyboardInterrupt:
+            pass
