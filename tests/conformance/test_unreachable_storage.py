@@ -8,7 +8,7 @@ closes each at once: storage that "points nowhere".  Then
   without a location, a duplicate declaration, DescribeTable, TableExists,
   ListTables, DeregisterTable) succeed and open **no** connection to the storage
   (the protocol: DeclareTable is "metadata-only ... without touching storage");
-* the data operations (CreateTable, InsertIntoTable, a detailed DescribeTable --
+* the data operations, where DATA_PATHS says (CreateTable, InsertIntoTable, a detailed DescribeTable --
   the read path of every data operation --, RegisterTable, DropTable) answer code 17 (ServiceUnavailable,
   naming the storage) within BOUND_SECONDS, and nothing is half-written: a failed
   CreateTable leaves no entry, a failed DropTable keeps its table.
@@ -41,6 +41,11 @@ BOUND_SECONDS = 30.0
 #: buckets the suite's catalogs accept in table locations (HMS 2.3 resolves s3:// paths
 #: of its mapped bucket only; SeaweedFS's Iceberg catalog those of its table bucket)
 _BUCKETS = {"hive2": "lance-hive", "hive3": "lance-hive"}
+#: where the data operations are run too: their code is the one rule layer every catalog
+#: shares (catalog.py, dataops.py), so it runs once over a catalog in memory, once over a
+#: real catalog service, once over HTTP; each backend's own catalog calls are what the
+#: metadata half checks everywhere (a data operation's 17 costs Lance's retries: seconds)
+DATA_PATHS = frozenset({"memory", "glue", "rest-ours"})
 #: how the bound is set: retries of object_store (Lance) and of pyarrow's S3 client (lance_ns.storage)
 RETRIES = {"storage.client_max_retries": "2", "storage.client_retry_timeout": "10", "storage.connect_timeout": "2s"}
 
@@ -131,12 +136,12 @@ def test_metadata_works_and_data_answers_17_when_storage_is_unreachable(request,
             if getattr(ns, "catalog_in_storage", False):
                 _directory_case(ns, nsid)
                 return
-            _catalog_case(backend, ns, nsid, nowhere)
+            _catalog_case(name, ns, nsid, nowhere)
     finally:
         nowhere.close()
 
 
-def _catalog_case(backend, ns, nsid, nowhere):
+def _catalog_case(name, ns, nsid, nowhere):
     ns.create_namespace({"id": nsid})
     try:
         table, other = nsid + ["t"], nsid + ["elsewhere"]
@@ -154,6 +159,8 @@ def _catalog_case(backend, ns, nsid, nowhere):
         assert nsid[-1] in ns.list_namespaces({"id": nsid[:-1]}).namespaces
         ns.deregister_table({"id": other})
         assert nowhere.connections == 0, f"metadata operations opened {nowhere.connections} storage connections"
+        if name not in DATA_PATHS:
+            return
 
         _answers_17("CreateTable", lambda: ns.create_table({"id": nsid + ["made"]}, _ipc()))
         assert ns.list_tables({"id": nsid}).tables == ["t"], "a failed CreateTable left its entry"

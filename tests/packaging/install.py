@@ -42,12 +42,13 @@ def build_wheel(dest: Path) -> Path:
     return built
 
 
-def fresh_venv(path: Path, requirement: str, python: str = sys.executable) -> Path:
-    """A new venv of ``python`` at ``path`` with only ``requirement`` (and its dependencies) installed;
-    returns its bin directory."""
+def fresh_venv(path: Path, requirement: str | list[str], python: str = sys.executable) -> Path:
+    """A new venv of ``python`` at ``path`` with only ``requirement`` (one or a list, and their
+    dependencies) installed; returns its bin directory."""
     env = clean_env()
+    requirements = [requirement] if isinstance(requirement, str) else list(requirement)
     run([UV, "venv", "-q", "--python", python, path], env=env, timeout=300)
-    run([UV, "pip", "install", "-q", "--python", path / "bin" / "python", requirement], env=env, timeout=900)
+    run([UV, "pip", "install", "-q", "--python", path / "bin" / "python", *requirements], env=env, timeout=900)
     return path / "bin"
 
 

@@ -1,0 +1,85 @@
+"""Ray Data through lance-ray (PyPI ``lance-ray``), a client nobody here wrote, writing,
+appending to and reading lance-ns tables -- by backend name on Ray's workers
+(``namespace_impl="lance_ns.dir"``: each worker connects through lance_namespace's
+registry) and over REST at ``lance-ns serve`` (``namespace_impl="rest"``, pylance's
+own client) -- with exact counts and sums, read back by lance-ns and pylance here.
+
+Ray wants pandas 3 and our pyspark pins pandas < 3, so Ray runs in an environment of
+its own, made with ``uv`` from this package's wheel (tests/packaging/install.py).
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import lance
+import pytest
+
+import lance_ns
+from tests.packaging.install import fresh_venv, run
+from tests.server.conftest import lance_ns_serve
+
+pytestmark = pytest.mark.slow
+
+#: lance-ray 0.5 and the Ray Data it was made for (pandas 3 comes with it)
+RAY_REQUIREMENTS = ("lance-ray>=0.5,<0.6", "ray[data]>=2.50,<3")
+
+JOB = textwrap.dedent('''
+    import json, sys
+    import ray, lance_ray
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    results = {}
+    for impl, props in json.loads(sys.argv[1]):
+        tid = ["sales", "events"]
+        first = ray.data.range(1000, override_num_blocks=4).map(lambda r: {"id": r["id"], "v": r["id"] * 2})
+        lance_ray.write_lance(first, table_id=tid, namespace_impl=impl, namespace_properties=props, mode="create")
+        more = ray.data.range(500, override_num_blocks=2).map(lambda r: {"id": r["id"] + 1000, "v": 1})
+        lance_ray.write_lance(more, table_id=tid, namespace_impl=impl, namespace_properties=props, mode="append")
+        back = lance_ray.read_lance(table_id=tid, namespace_impl=impl, namespace_properties=props)
+        theirs = lance_ray.read_lance(table_id=["sales", "ours"], namespace_impl=impl, namespace_properties=props)
+        results[impl] = {"count": back.count(), "sum_id": back.sum("id"), "sum_v": back.sum("v"),
+                         "ours_count": theirs.count(), "ours_sum": theirs.sum("x")}
+    print("RESULT " + json.dumps(results))
+''')
+
+#: what the job's two writes hold: ids 0..1499, v = 2*id for the first 1000, 1 for the rest
+EXPECTED = {"count": 1500, "sum_id": sum(range(1500)), "sum_v": 2 * sum(range(1000)) + 500,
+            "ours_count": 3, "ours_sum": 60}
+
+
+@pytest.fixture(scope="session")
+def ray_python(lance_ns_wheel, tmp_path_factory):
+    venv = tmp_path_factory.mktemp("ray") / "venv"
+    return fresh_venv(venv, [f"{lance_ns_wheel}[rest]", *RAY_REQUIREMENTS]) / "python"
+
+
+def _seed(ns) -> None:
+    import pyarrow as pa
+
+    ns.create_namespace({"id": ["sales"]})
+    lance.write_dataset(pa.table({"x": [10, 20, 30]}), namespace_client=ns, table_id=["sales", "ours"], mode="create")
+
+
+def test_ray_writes_appends_and_reads_by_name_and_over_rest(ray_python, tmp_path):
+    by_name, served_root = tmp_path / "by-name", tmp_path / "served"
+    _seed(lance_ns.connect("dir", {"root": str(by_name)}))
+    with lance_ns_serve(["--impl", "dir", "--prop", f"root={served_root}", "--no-ui"]) as srv:
+        rest = lance_ns.connect("rest", {"uri": srv.url})
+        _seed(rest)
+        plan = [["lance_ns.dir", {"root": str(by_name)}], ["rest", {"uri": srv.url}]]
+        script = tmp_path / "job.py"
+        script.write_text(JOB)
+        done = run([ray_python, script, json.dumps(plan)], timeout=900)
+        line = next(l for l in done.stdout.splitlines() if l.startswith("RESULT "))
+        results = json.loads(line[len("RESULT "):])
+        assert results == {"lance_ns.dir": EXPECTED, "rest": EXPECTED}, results
+
+        # what Ray wrote, read by lance-ns and by pylance through it
+        for ns in (lance_ns.connect("dir", {"root": str(by_name)}), rest):
+            assert ns.list_tables({"id": ["sales"]}).tables == ["events", "ours"]
+            table = lance.dataset(namespace_client=ns, table_id=["sales", "events"]).to_table()
+            assert table.num_rows == 1500
+            assert sum(table.column("id").to_pylist()) == EXPECTED["sum_id"]
+            assert sum(table.column("v").to_pylist()) == EXPECTED["sum_v"]
+            assert ns.count_table_rows({"id": ["sales", "events"]}).count == 1500
