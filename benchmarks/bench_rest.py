@@ -358,7 +358,7 @@ def serve_bare(port: int, answers_path: str) -> None:
     """The bare callable on the stack ``lance-ns serve`` runs on by default (uvicorn's auto: uvloop + httptools)."""
     import uvicorn
 
-    from lance_ns.server.command import log_http_stack
+    from lance_ns.server.logs import log_http_stack
 
     with open(answers_path) as f:
         answers = json.load(f)

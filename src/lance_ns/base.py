@@ -29,6 +29,7 @@ from lance_namespace import LanceNamespace
 from .errors import InternalError, InvalidInputError, LanceNamespaceError, UnsupportedOperationError
 from .identifiers import validate_id
 from .limits import Limits
+from .modes import parse_bool
 from .redact import redact_value
 from .storage import is_unreachable, unreachable_error
 
@@ -273,13 +274,7 @@ class NamespaceBase(LanceNamespace):
 
     def bool_prop(self, key: str, default: bool) -> bool:
         raw = self.prop(key)
-        if raw is None:
-            return default
-        if raw.lower() in ("true", "1", "yes", "on"):
-            return True
-        if raw.lower() in ("false", "0", "no", "off"):
-            return False
-        raise InvalidInputError(f"property {key!r} must be true or false, got {raw!r}")
+        return default if raw is None else parse_bool(raw, f"property {key!r}")
 
     # -- identity -----------------------------------------------------------
     def namespace_id(self) -> str:

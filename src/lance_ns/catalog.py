@@ -92,7 +92,7 @@ from .errors import (
 )
 from .identifiers import split_table_id, to_string, validate_id
 from .ledger import DIRECTORY as LEDGER_DIRECTORY
-from .modes import CreateMode, DropBehavior, DropMode, RegisterMode
+from .modes import CreateMode, DropBehavior, DropMode, RegisterMode, is_true
 from .paging import page_of_sorted, paginate
 
 log = logging.getLogger(__name__)
@@ -130,16 +130,12 @@ _PUBLISH_WAIT = 10.0
 def purge_requested(request) -> bool:
     """Whether a drop request asks to delete data the namespace does not own."""
     context = getattr(request, "context", None) or {}
-    return str(context.get(PURGE_CONTEXT_KEY, "")).lower() in ("true", "1", "yes")
-
-
-def _truthy(value) -> bool:
-    return str(value).strip().lower() in ("true", "1", "yes", "on")
+    return is_true(context.get(PURGE_CONTEXT_KEY))
 
 
 def is_managed(table: "CatalogTable") -> bool:
     """Whether a table is implementation-managed (its kind is recorded at creation)."""
-    return _truthy((table.properties or {}).get(MANAGED_KEY, ""))
+    return is_true((table.properties or {}).get(MANAGED_KEY, ""))
 
 
 def _no_managed_branch(request) -> None:
@@ -570,7 +566,7 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
     def register_table(self, request):
         ns, name = split_table_id(request.id)
         mode = RegisterMode.parse(request.mode, RegisterMode.CREATE)
-        if _truthy((request.properties or {}).get(MANAGED_KEY, "")):
+        if is_true((request.properties or {}).get(MANAGED_KEY, "")):
             raise UnsupportedOperationError(
                 "RegisterTable adopts a table as storage-managed: its history was written outside the "
                 "namespace (create the table through the namespace to have it implementation-managed)"
@@ -813,7 +809,7 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
         else the connection's.  Refused with code 0 where the backend cannot hold it."""
         for props in (request_properties, ns_properties):
             if props and MANAGED_KEY in props:
-                wanted = _truthy(props[MANAGED_KEY])
+                wanted = is_true(props[MANAGED_KEY])
                 break
         else:
             wanted = self.managed_default()

@@ -42,7 +42,7 @@ from lance_namespace import (
 )
 from lance_namespace_urllib3_client.models import IndexContent, TableVersion, TagContents
 
-from . import storage, tables
+from . import detail, storage, tables
 from .base import NamespaceBase
 from .errors import (
     ConcurrentModificationError,
@@ -99,7 +99,7 @@ _FIRST_MANIFESTS = (f"{(1 << 64) - 2}.manifest", "1.manifest")
 def _withdraw_first_version(location: str, opts: dict, fragments) -> None:
     """Remove the first version we committed: its manifest (the table is gone), then its data."""
     for name in _FIRST_MANIFESTS:
-        tables.delete_location(storage.join(location, "_versions", name), opts)
+        storage.delete_location(storage.join(location, "_versions", name), opts)
     storage.remove_data_files(location, opts, fragments)
 
 
@@ -169,7 +169,7 @@ class TableDataOps(TableOps, NamespaceBase):
             if branch:
                 raise UnsupportedOperationError("branches of implementation-managed tables are not supported")
             return self._managed_dataset(request.id, location, opts, version, tag), location
-        return tables.open_dataset(location, opts, version, tag, branch=branch), location
+        return detail.open_dataset(location, opts, version, tag, branch=branch), location
 
     # An implementation-managed table is opened and written through this namespace
     # (pylance's namespace client): reads resolve the namespace's published versions,
@@ -181,7 +181,7 @@ class TableDataOps(TableOps, NamespaceBase):
         with tables.translated(location):
             ds = lance.dataset(namespace_client=self, table_id=list(table_id), version=version,
                                storage_options=opts or None)
-        return tables.checkout(ds, location, None, tag)
+        return detail.checkout(ds, location, None, tag)
 
     def _write(self, data, location: str, opts: dict, mode: str, table_id=None, managed: bool = False):
         import lance
@@ -230,7 +230,7 @@ class TableDataOps(TableOps, NamespaceBase):
             return
         self.deregister_table(DeregisterTableRequest(id=table_id))
         if storage_reachable:
-            tables.delete_location(location, opts)
+            storage.delete_location(location, opts)
 
     def _existing(self, table_id):
         try:
@@ -315,7 +315,7 @@ class TableDataOps(TableOps, NamespaceBase):
         if mode is WriteMode.CREATE:
             raise TableAlreadyExistsError(f"table {table_id!r} already exists")
         if mode is WriteMode.EXIST_OK:
-            ds = self._managed_dataset(table_id, location, opts) if managed else tables.open_dataset(location, opts)
+            ds = self._managed_dataset(table_id, location, opts) if managed else detail.open_dataset(location, opts)
         else:
             ds = self._write(data, location, opts, "overwrite", table_id, managed)
         return CreateTableResponse(location=location, version=ds.version, storage_options=opts or None)

@@ -1,11 +1,32 @@
 """Operation modes of the spec, parsed once (case-insensitive, PascalCase,
-snake_case or UPPER_CASE) and refused with InvalidInput when unknown."""
+snake_case or UPPER_CASE) and refused with InvalidInput when unknown; and the one
+reading of true/false words, for properties, options, query values and context flags."""
 
 from __future__ import annotations
 
 from enum import Enum
 
 from .errors import InvalidInputError
+
+
+#: the words that say true or false, wherever a setting is text (case-insensitive)
+TRUE_WORDS = frozenset({"true", "1", "yes", "on"})
+FALSE_WORDS = frozenset({"false", "0", "no", "off"})
+
+
+def parse_bool(raw: object, what: str) -> bool:
+    """A true/false word -> bool; anything else is InvalidInput naming ``what``."""
+    word = str(raw).strip().lower()
+    if word in TRUE_WORDS:
+        return True
+    if word in FALSE_WORDS:
+        return False
+    raise InvalidInputError(f"{what} must be true or false, got {raw!r}")
+
+
+def is_true(raw: object) -> bool:
+    """Whether ``raw`` is a true word (a flag that is only looked at, never refused)."""
+    return raw is not None and str(raw).strip().lower() in TRUE_WORDS
 
 
 class _Mode(str, Enum):

@@ -41,7 +41,7 @@ from lance_namespace_urllib3_client.models import (
     FragmentSummary,
 )
 
-from . import tables
+from . import detail, tables
 from .base import NamespaceBase, refused
 from .detail import json_to_arrow_type
 from .errors import (
@@ -344,7 +344,7 @@ class TableOps(NamespaceBase):
         if source is not None and source not in branches:
             raise TableBranchNotFoundError(f"branch {source!r} does not exist")
         # the source must exist at that version before Lance copies anything
-        tables.checkout(ds, location, request.from_version, branch=source)
+        detail.checkout(ds, location, request.from_version, branch=source)
         try:
             with tables.translated(location):
                 ds.create_branch(request.name, (source, request.from_version))
@@ -455,7 +455,7 @@ class TableOps(NamespaceBase):
             raise InvalidInputError("a transaction id is the table's id followed by the transaction's UUID")
         table_id, wanted = ident[:-1], ident[-1]
         location, opts = self._where(table_id)
-        ds = tables.open_dataset(location, opts)
+        ds = detail.open_dataset(location, opts)
         with tables.translated(location):
             for version in range(ds.version, 0, -1):
                 try:

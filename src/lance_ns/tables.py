@@ -3,9 +3,8 @@
 A namespace only knows a table's location; these helpers open it (at a
 version or tag), move Arrow data in and out as IPC bytes, delete a table
 directory, and translate pylance's exceptions into spec error codes.
-DescribeTable's detailed metadata lives in :mod:`lance_ns.detail` and
-location handling in :mod:`lance_ns.storage`; they are re-exported here so
-data code has one import.
+Opening a table at a version, tag or branch and DescribeTable's detailed
+metadata live in :mod:`lance_ns.detail`, locations in :mod:`lance_ns.storage`.
 """
 
 from __future__ import annotations
@@ -18,8 +17,7 @@ import struct
 
 import pyarrow as pa
 
-from .base import is_panic  # noqa: F401 - re-exported
-from .detail import checkout, fill_detail, open_dataset, schema_to_json  # noqa: F401 - re-exported
+from .base import is_panic
 from .errors import (
     ConcurrentModificationError,
     InternalError,
@@ -33,7 +31,7 @@ from .errors import (
     TableVersionNotFoundError,
     UnsupportedOperationError,
 )
-from .storage import delete_location, is_unreachable, unreachable_error  # noqa: F401 - re-exported
+from .storage import delete_location, is_unreachable, unreachable_error
 
 
 def translate(exc: BaseException, location: str = "") -> LanceNamespaceError:

@@ -49,6 +49,7 @@ from typing import Any, Callable, Mapping
 from urllib.parse import urlparse
 
 from .errors import InvalidInputError, PermissionDeniedError, ServiceUnavailableError
+from .modes import is_true
 from .redact import is_secret_key
 
 log = logging.getLogger("lance_ns.vending")
@@ -140,7 +141,7 @@ class VendorConfig:
     def from_properties(cls, properties: Mapping[str, str]) -> "VendorConfig | None":
         """The configuration in ``credential_vendor.*`` properties (None: vending is off)."""
         conf = {k[len(PREFIX):]: v for k, v in properties.items() if k.startswith(PREFIX)}
-        if str(conf.get("enabled", "")).strip().lower() not in ("true", "1", "yes", "on"):
+        if not is_true(conf.get("enabled")):
             return None
         role = conf.get("aws_role_arn")
         if not role:

@@ -79,7 +79,7 @@ def test_an_exhausted_pool_answers_503_code_17_with_retry_after(blocking):
 def test_the_pool_is_sized_by_the_backend_unless_the_flag_says(tmp_path):
     from lance_ns.config import connect
     from lance_ns.server.app import NamespaceApp
-    from lance_ns.server.command import DEFAULT_THREADS
+    from lance_ns.server.settings import DEFAULT_THREADS
 
     local = connect("dir", {"root": str(tmp_path)})
     assert NamespaceApp(local).threads == local.server_threads < DEFAULT_THREADS  # local disk: short calls

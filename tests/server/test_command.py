@@ -6,7 +6,7 @@ import types
 
 import pytest
 
-from lance_ns.server import command
+from lance_ns.server import command, logs, settings
 
 
 def _argparse_dests() -> dict[str, object]:
@@ -22,12 +22,12 @@ def _click_params() -> dict[str, object]:
 
 def test_both_front_ends_build_every_serving_flag_from_the_one_table():
     argparse_flags, click_flags = _argparse_dests(), _click_params()
-    for flag in command.FLAGS:
+    for flag in settings.FLAGS:
         assert argparse_flags[flag.dest] == flag.default, flag.name
         assert click_flags[flag.dest] == flag.default, flag.name
     # beyond the table only the namespace choice differs
-    assert set(argparse_flags) - {f.dest for f in command.FLAGS} == {"impl", "name", "prop"}
-    assert set(click_flags) - {f.dest for f in command.FLAGS} == {"config", "impl", "prop", "delimiter"}
+    assert set(argparse_flags) - {f.dest for f in settings.FLAGS} == {"impl", "name", "prop"}
+    assert set(click_flags) - {f.dest for f in settings.FLAGS} == {"config", "impl", "prop", "delimiter"}
 
 
 def test_both_front_ends_call_the_one_run_function(monkeypatch, tmp_path):
@@ -38,7 +38,7 @@ def test_both_front_ends_call_the_one_run_function(monkeypatch, tmp_path):
     openers = []
 
     def fake_run(ns, args, opener=None):
-        seen.append({f.dest: getattr(args, f.dest) for f in command.FLAGS})
+        seen.append({f.dest: getattr(args, f.dest) for f in settings.FLAGS})
         openers.append(opener)
 
     monkeypatch.setattr(command, "run", fake_run)
@@ -66,7 +66,7 @@ def test_credentials_from_the_flag_or_the_variable_it_names(monkeypatch, flags, 
         monkeypatch.delenv(var, raising=False)
     for k, v in env.items():
         monkeypatch.setenv(k, v)
-    args = types.SimpleNamespace(**{f.dest: f.default for f in command.FLAGS})
+    args = types.SimpleNamespace(**{f.dest: f.default for f in settings.FLAGS})
     for k, v in flags.items():
         setattr(args, k, v)
     assert command.credentials(args) == expected
@@ -85,7 +85,7 @@ def test_the_fast_http_stack_is_used_and_logged_with_a_fallback(monkeypatch, cap
 
     ns = lance_ns.connect("dir", {"root": str(tmp_path)})
     caplog.set_level(logging.INFO, logger="lance_ns.server")
-    expected = {"auto": command.http_stack(), "forced": ("asyncio", "h11")}
+    expected = {"auto": logs.http_stack(), "forced": ("asyncio", "h11")}
     for case, options in (("auto", {}), ("forced", {"loop": "asyncio", "http": "h11"})):
         caplog.clear()
         with run_server_in_thread(ns, uvicorn_options=options, log_requests=False) as server:
@@ -98,4 +98,4 @@ def test_the_fast_http_stack_is_used_and_logged_with_a_fallback(monkeypatch, cap
     # where the platform has no wheels (neither module importable), auto falls back cleanly
     monkeypatch.setitem(sys.modules, "uvloop", None)
     monkeypatch.setitem(sys.modules, "httptools", None)
-    assert command.http_stack() == ("asyncio", "h11")
+    assert logs.http_stack() == ("asyncio", "h11")

@@ -92,7 +92,7 @@ def test_json_logs_and_a_graceful_shutdown_that_finishes_in_flight_requests():
     assert any(m.startswith("POST /v1/namespace/slow/describe 200 ") for _, m in messages), output
     assert all({"time", "level", "logger", "message"} <= set(entry) for entry in lines)
     assert any(entry["logger"].startswith("uvicorn") for entry in lines)  # the server's own lines too
-    from lance_ns.server.command import http_stack
+    from lance_ns.server.logs import http_stack
 
     loop, http = http_stack()  # the start-up line names the stack: uvloop + httptools with the server extra
     assert any(m.startswith("uvicorn ") and f"on the {loop} event loop with the {http} HTTP parser" in m

@@ -22,6 +22,7 @@ from ..errors import ERRORS, InvalidInputError, code_of
 from ..identifiers import DEFAULT_DELIMITER
 from ..modes import CreateMode, RegisterMode
 from ..server import command as server_command
+from ..server import settings as server_settings
 from . import commands as cmd
 from . import configs, service
 from .connection import ENV_HELP
@@ -42,8 +43,8 @@ from .output import Output
 PROG = "lance-ns"
 COMPLETE_VAR = "_LANCE_NS_COMPLETE"
 # the server's defaults (lance_ns.server.command imports no starlette/uvicorn)
-DEFAULT_THREADS = server_command.DEFAULT_THREADS
-DEFAULT_MAX_BODY_BYTES = server_command.DEFAULT_MAX_BODY_BYTES
+DEFAULT_THREADS = server_settings.DEFAULT_THREADS
+DEFAULT_MAX_BODY_BYTES = server_settings.DEFAULT_MAX_BODY_BYTES
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
 
 
@@ -373,7 +374,7 @@ command(config, "show", configs.config_show,
         "show what a command with these options connects to (resolved, secrets masked)",
         ["lance-ns config show --config prod", "lance-ns config show --impl rest --prop uri=http://user:pw@host:2333"])
 
-# serve: the flags are the server's own (lance_ns.server.command.FLAGS), shared with python -m lance_ns.server
+# serve: the flags are the server's own (lance_ns.server.settings.FLAGS), shared with python -m lance_ns.server
 command(cli, "serve", service.serve, "serve a namespace over the Lance REST protocol (until Ctrl-C); needs lance-ns[server]",
         [f"LANCE_NS_AUTH_TOKEN=s3cret lance-ns serve {ROOT} --host 127.0.0.1 --port 2333",
          "lance-ns namespace list --impl rest --prop uri=http://127.0.0.1:2333 --prop auth_token=s3cret"],

@@ -51,7 +51,8 @@ from ..identifiers import parse_id, to_string
 from ..modes import CreateMode, RegisterMode
 from .connection import open_namespace, parse_pairs
 from .exitcodes import exit_code
-from .output import Output, dump, schema_tree, size, when
+from ..readable import dump, size, when
+from .output import Output, schema_tree
 
 
 def spec_mode(mode_class, value: Any) -> str | None:

@@ -25,7 +25,7 @@ import json
 from typing import Any
 
 from .model import NS, Call, Check, Fn
-from .scenario import _all, _field, _props_include, _same_location  # defined before the scenario imports this module
+from . import verify as V
 
 N_ROWS = 32
 
@@ -339,7 +339,7 @@ def _merge(name: str, expectation: str, options: dict, source: dict[int, int], c
            rows: dict[int, int], after: str) -> Check:
     """MergeInsertIntoTable on ``mi`` by id: the counts it answers, then the rows read back."""
     merge = Call("MergeInsertIntoTable", {"id": _id("mi"), "on": ["id"], **options}, data=_kv(source),
-                 verify=_all(*(_field(k, v) for k, v in counts.items())))
+                 verify=V.all_of(*(V.field(k, v) for k, v in counts.items())))
     return _data(name, "MergeInsertIntoTable", expectation, merge, _rows_are(rows), after=after)
 
 
@@ -372,8 +372,8 @@ def data_checks() -> list[Check]:
             "the rows written)",
             Call("CreateTable", {"id": _id("ix"), "mode": "Create", "properties": {"suite": "data"},
                                  "storage_options": {"allow_http": "true"}}, data=indexed_rows(),
-                 verify=_field("version", 1)),
-            Call("DescribeTable", {"id": _id("ix")}, verify=_props_include({"suite": "data"})),
+                 verify=V.field("version", 1)),
+            Call("DescribeTable", {"id": _id("ix")}, verify=V.props_include({"suite": "data"})),
             Call("QueryTable", _query("ix", columns={"column_names": ["id"]}), verify=_num_rows(N_ROWS)),
             after="table.create",
         ),
@@ -454,7 +454,7 @@ def data_checks() -> list[Check]:
             Call("CreateTableScalarIndex", {"id": _id("ix"), "column": "labels", "index_type": "LABEL_LIST",
                                             "name": "labels_list"}),
             Call("ListTableIndices", {"id": _id("ix")},
-                 verify=_all(_index("id_btree", "id", "BTREE"), _index("cat_bitmap", "cat", "BITMAP"),
+                 verify=V.all_of(_index("id_btree", "id", "BTREE"), _index("cat_bitmap", "cat", "BITMAP"),
                              _index("labels_list", "labels", "LABEL_LIST"))),
             Call("QueryTable", _query("ix", filter="cat = 'c1'", columns={"column_names": ["id"]}),
                  verify=_ids(*range(1, N_ROWS, 4), ordered=False)),
@@ -478,7 +478,7 @@ def data_checks() -> list[Check]:
             Call("CreateTableIndex", {"id": _id("ix"), "column": "text2", "index_type": "FTS", "name": "fts_off",
                                       **_FTS_OFF}),
             Call("ListTableIndices", {"id": _id("ix")},
-                 verify=_all(_index("fts_on", "text", "INVERTED", **_FTS_ON),
+                 verify=V.all_of(_index("fts_on", "text", "INVERTED", **_FTS_ON),
                              _index("fts_off", "text2", "INVERTED", **_FTS_OFF))),
         ),
         _data(
@@ -515,8 +515,8 @@ def data_checks() -> list[Check]:
             "the IVF_PQ index's type, distance type and 32 indexed rows; the index at a version before it "
             "existed, or a missing index -> code 6 TableIndexNotFound",
             Call("DescribeTableIndexStats", {"id": _id("ix"), "index_name": "vec_pq"},
-                 verify=_all(_alike("index_type", "IVF_PQ"), _alike("distance_type", "l2"),
-                             _field("num_indexed_rows", N_ROWS))),
+                 verify=V.all_of(_alike("index_type", "IVF_PQ"), _alike("distance_type", "l2"),
+                             V.field("num_indexed_rows", N_ROWS))),
             Call("DescribeTableIndexStats", {"id": _id("ix"), "index_name": "vec_pq", "version": 1}, expect=6),
             Call("DescribeTableIndexStats", {"id": _id("ix"), "index_name": "no_such_index"}, expect=6),
             after="data.index.ivf_pq",
@@ -528,7 +528,7 @@ def data_checks() -> list[Check]:
             "the k nearest rows with their distances: exact with bypass_vector_index; through the index "
             "with refine_factor and nprobes, or minimum/maximum_nprobes; minimum_nprobes > maximum_nprobes -> code 13",
             Call("QueryTable", _query("ix", _Q, k=3, bypass_vector_index=True),
-                 verify=_all(_ids(0, 1, 2), _distances(0.0, 1.0, 4.0))),
+                 verify=V.all_of(_ids(0, 1, 2), _distances(0.0, 1.0, 4.0))),
             Call("QueryTable", _query("ix", _Q, k=3, refine_factor=5, nprobes=2), verify=_ids(0, 1, 2)),
             Call("QueryTable", _query("ix", _Q, k=3, refine_factor=5, minimum_nprobes=1, maximum_nprobes=2),
                  verify=_ids(0, 1, 2)),
@@ -572,7 +572,7 @@ def data_checks() -> list[Check]:
             "without a vector: k rows after offset, the columns asked for (by name or alias), "
             "with_row_id adds the row id",
             Call("QueryTable", _query("ix", k=2, offset=3, columns={"column_names": ["id", "cat"]}),
-                 verify=_all(_ids(3, 4), _columns("id", "cat"))),
+                 verify=V.all_of(_ids(3, 4), _columns("id", "cat"))),
             Call("QueryTable", _query("ix", k=1, with_row_id=True, columns={"column_aliases": {"ident": "id"}}),
                  verify=_columns("ident", "_rowid")),
         ),
@@ -582,7 +582,7 @@ def data_checks() -> list[Check]:
             "mode=Append adds a row (num_inserted_rows 1); fast_search skips it (not indexed yet) while a "
             "normal search finds it; version=1 still has the 32 original rows",
             Call("InsertIntoTable", {"id": _id("ix"), "mode": "Append"}, data=_new_row(),
-                 verify=_field("num_inserted_rows", 1)),
+                 verify=V.field("num_inserted_rows", 1)),
             Call("QueryTable", _query("ix", _Q, k=2, refine_factor=5, nprobes=2, columns={"column_names": ["id"]}),
                  verify=_ids(0, 100)),
             Call("QueryTable", _query("ix", _Q, k=2, refine_factor=5, nprobes=2, fast_search=True,
@@ -627,7 +627,7 @@ def data_checks() -> list[Check]:
             "UpdateTable",
             "updates [val, val + 1] where 'id = 3': 1 row updated, read back",
             Call("UpdateTable", {"id": _id("mi"), "predicate": "id = 3", "updates": [["val", "val + 1"]]},
-                 verify=_field("updated_rows", 1)),
+                 verify=V.field("updated_rows", 1)),
             _rows_are({1: 11, 2: 21, 3: 31}),
             after="data.merge.delete_unmatched",
         ),
@@ -653,7 +653,7 @@ def data_checks() -> list[Check]:
             "InsertIntoTable",
             "mode=Overwrite replaces every row; mode=Append then adds one",
             Call("InsertIntoTable", {"id": _id("mi"), "mode": "Overwrite"}, data=_kv({7: 70}),
-                 verify=_field("num_inserted_rows", 1)),
+                 verify=V.field("num_inserted_rows", 1)),
             Call("InsertIntoTable", {"id": _id("mi"), "mode": "Append"}, data=_kv({8: 80})),
             _rows_are({7: 70, 8: 80}),
             after="data.create.kv",
@@ -700,8 +700,8 @@ def data_checks() -> list[Check]:
             "DeclareTable",
             "a table declared at a given location is described there",
             (
-                Call("DeclareTable", {"id": _id("loc_b"), "location": "{loc_a}"}, verify=_same_location("loc_a")),
-                Call("DescribeTable", {"id": _id("loc_b")}, verify=_same_location("loc_a")),
+                Call("DeclareTable", {"id": _id("loc_b"), "location": "{loc_a}"}, verify=V.same_location("loc_a")),
+                Call("DescribeTable", {"id": _id("loc_b")}, verify=V.same_location("loc_a")),
             ),
             setup=(Call("DeclareTable", {"id": _id("loc_a")}, save={"loc_a": "location"}),
                    Call("DropTable", {"id": _id("loc_a")})),

@@ -13,7 +13,7 @@ backends to pass them all.
 from __future__ import annotations
 
 from .model import NS, Call, Check
-from .scenario import _all, _field, _includes, _present
+from . import verify as V
 
 OPS = [NS, "ops"]
 DATA = frozenset({"data"})
@@ -108,7 +108,7 @@ def table_ops_checks() -> list[Check]:
                      optional=True, after=after, **kw)
 
     describe = lambda verify: Call("DescribeTable", {"id": OPS, "load_detailed_metadata": True}, verify=verify)  # noqa: E731
-    count = lambda n, **req: Call("CountTableRows", {"id": OPS, **req}, verify=_field("count", n))  # noqa: E731
+    count = lambda n, **req: Call("CountTableRows", {"id": OPS, **req}, verify=V.field("count", n))  # noqa: E731
     dev = {"id": OPS, "branch": "dev"}
     return [
         check("create", "CreateTable", "the table the table-operation checks share",
@@ -119,7 +119,7 @@ def table_ops_checks() -> list[Check]:
               "a missing table -> 4",
               [Call("AlterTableAddColumns", {"id": OPS, "new_columns": [
                   {"name": "double", "expression": "id * 2"}, {"name": "vec", "expression": _VECTOR}]},
-                  verify=_field("version", 2)),
+                  verify=V.field("version", 2)),
                describe(_schema_has("double", "vec", types={"double": "int64", "vec": "fixed_size_list"})),
                count(1, predicate="double = 4"),
                Call("AlterTableAddColumns", {"id": OPS, "new_columns": [{"name": "id", "expression": "1"}]}, expect=13),
@@ -147,15 +147,15 @@ def table_ops_checks() -> list[Check]:
                    "id": OPS, "column": "plus", "where": "id > 1", "read_version": "{plus_version}", "concurrency": 2,
                    "intra_applier_concurrency": 1, "min_checkpoint_size": 1, "max_checkpoint_size": 10,
                    "batch_checkpoint_flush_interval_seconds": 1.5, "task_size": 10, "num_frags": 1,
-                   "checkpoint_size": 5, "commit_granularity": 1}, verify=_present("job_id"), save={"job": "job_id"}),
+                   "checkpoint_size": 5, "commit_granularity": 1}, verify=V.present("job_id"), save={"job": "job_id"}),
                count(2, predicate="plus = id + 100"),
-               Call("DescribeTransaction", {"id": [NS, "ops", "{job}"]}, verify=_field("status", "Succeeded"))]),
+               Call("DescribeTransaction", {"id": [NS, "ops", "{job}"]}, verify=V.field("status", "Succeeded"))]),
         check("alter_columns", "AlterTableAlterColumns",
               "rename, nullability and a type cast (int64 -> int32) in one request; a missing column -> 13 or 12; "
               "a virtual column alteration -> 0",
               [Call("AlterTableAlterColumns", {"id": OPS, "alterations": [
                   {"path": "double", "rename": "twice", "nullable": True, "data_type": {"type": "int32"}}]},
-                  verify=_present("version")),
+                  verify=V.present("version")),
                describe(_schema_has("twice", absent=("double",), types={"twice": "int32"})),
                Call("AlterTableAlterColumns", {"id": OPS, "alterations": [{"path": "nope", "rename": "x"}]},
                     expect=(13, 12)),
@@ -165,10 +165,10 @@ def table_ops_checks() -> list[Check]:
         check("drop_columns", "AlterTableDropColumns",
               "drops a column (its transaction_id is described as Succeeded); a missing column -> 13 or 12",
               [Call("AlterTableDropColumns", {"id": OPS, "columns": ["twice"]},
-                    verify=_present("transaction_id"), save={"tx": "transaction_id"}),
+                    verify=V.present("transaction_id"), save={"tx": "transaction_id"}),
                describe(_schema_has("id", absent=("twice",))),
                Call("DescribeTransaction", {"id": [NS, "ops", "{tx}"]},
-                    verify=_all(_field("status", "Succeeded"), _includes("properties", {"operation": "Project"}))),
+                    verify=V.all_of(V.field("status", "Succeeded"), V.includes("properties", {"operation": "Project"}))),
                Call("AlterTableDropColumns", {"id": OPS, "columns": ["nope"]}, expect=(13, 12))],
               after="table_ops.alter_columns"),
         # -- metadata
@@ -176,15 +176,15 @@ def table_ops_checks() -> list[Check]:
               "replaces the schema metadata with the pairs given and answers the result",
               [Call("UpdateTableSchemaMetadata", {"id": OPS, "metadata": {"owner": "ops"}}),
                Call("UpdateTableSchemaMetadata", {"id": OPS, "metadata": {"stage": "test"}},
-                    verify=_field("metadata", {"stage": "test"}))]),
+                    verify=V.field("metadata", {"stage": "test"}))]),
         check("field_metadata", "UpdateFieldMetadata",
               "merges per field, replace=true replaces, a null value deletes a key; a missing field -> 13 or 12",
               [Call("UpdateFieldMetadata", {"id": OPS, "updates": [
                   {"path": "id", "metadata": {"unit": "count", "keep": "1"}},
                   {"path": "name", "metadata": {"a": "b"}, "replace": True}]},
-                  verify=_includes("fields", {"name": {"a": "b"}})),
+                  verify=V.includes("fields", {"name": {"a": "b"}})),
                Call("UpdateFieldMetadata", {"id": OPS, "updates": [{"path": "id", "metadata": {"unit": None}}]},
-                    verify=_includes("fields", {"id": {"keep": "1"}})),
+                    verify=V.includes("fields", {"id": {"keep": "1"}})),
                describe(_field_metadata("id", {"keep": "1"})),
                Call("UpdateFieldMetadata", {"id": OPS, "updates": [{"path": "nope", "metadata": {"a": "b"}}]},
                     expect=(13, 12))]),
@@ -240,16 +240,16 @@ def table_ops_checks() -> list[Check]:
                Call("DeleteFromTable", {**dev, "predicate": "id = 3"}),
                count(4, branch="dev"),
                count(0, predicate="name = 'dev'"),
-               Call("DescribeTable", dev, verify=_present("version"), save={"dev_version": "version"}),
-               Call("ListTableVersions", dev, verify=_present("versions")),
+               Call("DescribeTable", dev, verify=V.present("version"), save={"dev_version": "version"}),
+               Call("ListTableVersions", dev, verify=V.present("versions")),
                Call("QueryTable", {**dev, "k": 10, "vector": {}, "version": "{dev_version}"}),
-               Call("GetTableStats", dev, verify=_field("num_rows", 4)),
+               Call("GetTableStats", dev, verify=V.field("num_rows", 4)),
                Call("ExplainTableQueryPlan", {**dev, "query": {"k": 1, "vector": {}}}, verify=_mentions("tree/dev")),
                Call("AnalyzeTableQueryPlan", {**dev, "k": 1, "vector": {}}, verify=_mentions("metrics")),
                Call("CountTableRows", {"id": OPS, "branch": "nope"}, expect=22)],
               after="table_ops.branch.create"),
         check("branch.version", "DescribeTableVersion", "a version of branch=dev is described",
-              [Call("DescribeTableVersion", {**dev, "version": "{dev_version}"}, verify=_present("version"))],
+              [Call("DescribeTableVersion", {**dev, "version": "{dev_version}"}, verify=V.present("version"))],
               after="table_ops.branch.writes"),
         check("branch.schema", "AlterTableAddColumns",
               "schema changes and metadata on branch=dev stay on dev",
@@ -267,9 +267,9 @@ def table_ops_checks() -> list[Check]:
         check("branch.schema_metadata", "UpdateTableSchemaMetadata",
               "schema metadata of branch=dev (not over REST: there the body is the bare map, without a branch)",
               [Call("UpdateTableSchemaMetadata", {**dev, "metadata": {"branch": "dev"}},
-                    verify=_field("metadata", {"branch": "dev"})),
+                    verify=V.field("metadata", {"branch": "dev"})),
                Call("UpdateTableSchemaMetadata", {"id": OPS, "metadata": {"stage": "test"}},
-                    verify=_field("metadata", {"stage": "test"}))],
+                    verify=V.field("metadata", {"stage": "test"}))],
               after="table_ops.branch.writes", extra_needs={"direct"}),
         check("branch.indices", "CreateTableScalarIndex",
               "indices created on branch=dev are listed, described and dropped there only",
@@ -277,7 +277,7 @@ def table_ops_checks() -> list[Check]:
                Call("CreateTableIndex", {**dev, "column": "name", "index_type": "BITMAP", "name": "name_dev"}),
                Call("ListTableIndices", dev, verify=_indices("id_dev", "name_dev")),
                Call("ListTableIndices", {"id": OPS}, verify=_indices(absent=("id_dev", "name_dev"))),
-               Call("DescribeTableIndexStats", {**dev, "index_name": "id_dev"}, verify=_present("index_type")),
+               Call("DescribeTableIndexStats", {**dev, "index_name": "id_dev"}, verify=V.present("index_type")),
                Call("DropTableIndex", {**dev, "index_name": "id_dev"}),
                Call("DropTableIndex", {**dev, "index_name": "name_dev"})],
               after="table_ops.branch.writes"),
@@ -303,7 +303,7 @@ def table_ops_checks() -> list[Check]:
               "the request's actions; a missing transaction is 10",
               [Call("AlterTransaction", {"id": [NS, "ops", "{tx}"], "actions": [
                   {"set_status_action": {"status": "succeeded"}},
-                  {"unset_property_action": {"key": "no_such_key"}}]}, verify=_field("status", "Succeeded")),
+                  {"unset_property_action": {"key": "no_such_key"}}]}, verify=V.field("status", "Succeeded")),
                Call("AlterTransaction", {"id": [NS, "ops", "{tx}"], "actions": [
                    {"set_property_action": {"key": "operation", "mode": "Skip", "value": "other"}},
                    {"set_status_action": {"status": "Failed"}}]}, expect=19),
@@ -313,7 +313,7 @@ def table_ops_checks() -> list[Check]:
                    {"unset_property_action": {"key": "no_such_key", "mode": "Fail"}}]}, expect=19),
                Call("AlterTransaction", {"id": [NS, "ops", "00000000-0000-0000-0000-000000000000"], "actions": [
                    {"set_status_action": {"status": "Succeeded"}}]}, expect=10),
-               Call("DescribeTransaction", {"id": [NS, "ops", "{tx}"]}, verify=_field("status", "Succeeded"))],
+               Call("DescribeTransaction", {"id": [NS, "ops", "{tx}"]}, verify=V.field("status", "Succeeded"))],
               after="table_ops.drop_columns"),
         check("materialized_view", "CreateMaterializedView",
               "code 0 for create and refresh: Lance has no materialized views",

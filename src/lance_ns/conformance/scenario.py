@@ -15,141 +15,11 @@ from typing import Any
 from ..errors import ERRORS
 from . import checks_managed
 from .model import NS, Call, Check, Fn, Http, Skipped
+from . import verify as V
 from .checks_catalog_ops import checks as catalog_ops_checks
-
-
-# -- verifiers (small, named, reused) ------------------------------------------------
-
-
-def _exactly(field_name: str, *values: str):
-    def verify(resp: dict, vars: dict) -> str | None:
-        got = resp.get(field_name) or []
-        return None if sorted(got) == sorted(values) else f"{field_name} is {got!r}, expected {sorted(values)!r}"
-
-    return verify
-
-
-def _includes(name: str, expected: dict):
-    """The response's map ``name`` holds every entry of ``expected``."""
-
-    def verify(resp: dict, vars: dict) -> str | None:
-        got = resp.get(name) or {}
-        wrong = {k: got.get(k) for k, v in expected.items() if got.get(k) != v}
-        return f"{name} lack {expected!r} (got {wrong!r})" if wrong else None
-
-    return verify
-
-
-def _props_include(expected: dict[str, str]):
-    return _includes("properties", expected)
-
-
-def _props_exclude(key: str):
-    def verify(resp: dict, vars: dict) -> str | None:
-        got = resp.get("properties") or {}
-        return f"property {key!r} survived an Overwrite" if key in got else None
-
-    return verify
-
-
-def _has_location(resp: dict, vars: dict) -> str | None:
-    return None if resp.get("location") else "no location in the response"
-
-
-def _same_location(var: str):
-    def verify(resp: dict, vars: dict) -> str | None:
-        want, got = vars.get(var), resp.get("location")
-        norm = lambda s: (s or "").removeprefix("file://").rstrip("/")  # noqa: E731
-        return None if norm(got) == norm(want) else f"location {got!r}, expected {want!r}"
-
-    return verify
-
-
-def _page(field_name: str, n: int, more: bool, complete: tuple[str, ...] = ()):
-    """A page of ``n`` items; with ``complete``, this page and "page1" are exactly those."""
-
-    def verify(resp: dict, vars: dict) -> str | None:
-        items = resp.get(field_name) or []
-        token = resp.get("page_token")
-        if len(items) != n:
-            return f"limit gave {len(items)} items {items!r}, expected {n}"
-        if more and not token:
-            return "no page_token although items remain"
-        if not more and token:
-            return f"page_token {token!r} on the last page"
-        if complete and sorted((vars.get("page1") or []) + items) != sorted(complete):
-            return f"pages {vars.get('page1')!r} + {items!r} are not exactly {sorted(complete)!r}"
-        return None
-
-    return verify
-
-
-def _detail(version: int):
-    def verify(resp: dict, vars: dict) -> str | None:
-        if resp.get("version") != version:
-            return f"version {resp.get('version')!r}, expected {version}"
-        return None if resp.get("schema") else "no schema with load_detailed_metadata=True"
-
-    return verify
-
-
-def _lists(*names: str):
-    def verify(resp: dict, vars: dict) -> str | None:
-        missing = [n for n in names if n not in (resp.get("tables") or [])]
-        return f"{missing!r} not listed (got {resp.get('tables')!r})" if missing else None
-
-    return verify
-
-
-def _lists_not(present: str, absent: str):
-    def verify(resp: dict, vars: dict) -> str | None:
-        got = resp.get("tables") or []
-        if present not in got:
-            return f"{present!r} not listed (got {got!r})"
-        return f"{absent!r} listed although declared only" if absent in got else None
-
-    return verify
-
-
-def _field(name: str, want: Any):
-    def verify(resp: dict, vars: dict) -> str | None:
-        return None if resp.get(name) == want else f"{name} is {resp.get(name)!r}, expected {want!r}"
-
-    return verify
-
-
-def _has_key(name: str, key: str):
-    def verify(resp: dict, vars: dict) -> str | None:
-        return None if key in (resp.get(name) or {}) else f"{key!r} not in {name} {resp.get(name)!r}"
-
-    return verify
-
-
-def _at_most(name: str, n: int):
-    def verify(resp: dict, vars: dict) -> str | None:
-        got = resp.get(name) or []
-        return None if len(got) <= n else f"{len(got)} {name} although limit={n}"
-
-    return verify
-
-
-def _present(name: str):
-    def verify(resp: dict, vars: dict) -> str | None:
-        return None if resp.get(name) else f"no {name} in the response"
-
-    return verify
-
-
-def _all(*verifiers):
-    def verify(resp: dict, vars: dict) -> str | None:
-        return next((p for p in (v(resp, vars) for v in verifiers) if p), None)
-
-    return verify
-
-
-def _versions(resp: dict, vars: dict) -> str | None:
-    versions = resp.get("versions") or []
-    return None if versions else "no versions listed for a table with data"
+from .checks_data import data_checks
+from .checks_table_ops import table_ops_checks
+from .checks_vending import VENDING_CHECKS
 
 
 # -- the scenario -----------------------------------------------------------------
@@ -168,13 +38,13 @@ def _paging_checks(kind: str, op: str, field_name: str, create_op: str, containe
         Call(create_op, {"id": _nsid(container, name)}) for name in items
     )
     first = Call(
-        op, {"id": _nsid(container), "limit": 2}, verify=_page(field_name, 2, True),
+        op, {"id": _nsid(container), "limit": 2}, verify=V.page(field_name, 2, True),
         save={"token": "page_token", "page1": field_name},
     )
     rest = Call(
-        op, {"id": _nsid(container), "limit": 2, "page_token": "{token}"}, verify=_page(field_name, 1, False, items)
+        op, {"id": _nsid(container), "limit": 2, "page_token": "{token}"}, verify=V.page(field_name, 1, False, items)
     )
-    everything = Call(op, {"id": _nsid(container)}, verify=_exactly(field_name, *items))
+    everything = Call(op, {"id": _nsid(container)}, verify=V.exactly(field_name, *items))
     return [
         Check(f"{kind}.list", op, f"lists every {kind[:-1]} of a namespace", (everything,), setup=setup),
         Check(
@@ -232,7 +102,6 @@ def _needs_nesting(check: Check) -> Check:
 
 def scenario() -> list[Check]:
     """The ordered scenario.  Later checks may rely on the state earlier ones built."""
-    from .checks_table_ops import table_ops_checks
 
     checks = _scenario()
     checks += catalog_ops_checks()
@@ -256,7 +125,7 @@ def _scenario() -> list[Check]:
             "namespace.describe",
             "DescribeNamespace",
             "returns the properties given at creation",
-            (Call("DescribeNamespace", {"id": _nsid("a")}, verify=_props_include(_NS_PROPS)),),
+            (Call("DescribeNamespace", {"id": _nsid("a")}, verify=V.props_include(_NS_PROPS)),),
         ),
         Check(
             "namespace.create.duplicate",
@@ -270,7 +139,7 @@ def _scenario() -> list[Check]:
             "mode=ExistOk on an existing namespace succeeds and keeps its properties",
             (
                 Call("CreateNamespace", {"id": _nsid("a"), "mode": "ExistOk", "properties": {"other": "x"}}),
-                Call("DescribeNamespace", {"id": _nsid("a")}, verify=_props_include(_NS_PROPS)),
+                Call("DescribeNamespace", {"id": _nsid("a")}, verify=V.props_include(_NS_PROPS)),
             ),
         ),
         Check(
@@ -279,7 +148,7 @@ def _scenario() -> list[Check]:
             "mode=Overwrite on an existing (empty) namespace replaces its properties",
             (
                 Call("CreateNamespace", {"id": _nsid("a"), "mode": "Overwrite", "properties": {"new": "1"}}),
-                Call("DescribeNamespace", {"id": _nsid("a")}, verify=_props_exclude("owner")),
+                Call("DescribeNamespace", {"id": _nsid("a")}, verify=V.props_exclude("owner")),
             ),
         ),
         Check(
@@ -337,13 +206,13 @@ def _scenario() -> list[Check]:
             "table.declare",
             "DeclareTable",
             "declares a table and returns its location",
-            (Call("DeclareTable", {"id": _nsid("t1")}, verify=_has_location, save={"t1_loc": "location"}),),
+            (Call("DeclareTable", {"id": _nsid("t1")}, verify=V.has_location, save={"t1_loc": "location"}),),
         ),
         Check(
             "table.describe",
             "DescribeTable",
             "describes a declared table at the declared location",
-            (Call("DescribeTable", {"id": _nsid("t1")}, verify=_same_location("t1_loc")),),
+            (Call("DescribeTable", {"id": _nsid("t1")}, verify=V.same_location("t1_loc")),),
         ),
         Check(
             "table.declare.properties",
@@ -351,7 +220,7 @@ def _scenario() -> list[Check]:
             "properties given at declaration are described",
             (
                 Call("DeclareTable", {"id": _nsid("tprops"), "properties": {"team": "ml"}}),
-                Call("DescribeTable", {"id": _nsid("tprops")}, verify=_props_include({"team": "ml"})),
+                Call("DescribeTable", {"id": _nsid("tprops")}, verify=V.props_include({"team": "ml"})),
             ),
         ),
         Check("table.exists", "TableExists", "a declared table exists", (Call("TableExists", {"id": _nsid("t1")}),)),
@@ -402,14 +271,14 @@ def _scenario() -> list[Check]:
             "table.create",
             "CreateTable",
             "creates a table from an Arrow IPC stream (or pylance writes one through DeclareTable)",
-            (Call("CreateTable", {"id": _nsid("data"), "mode": "Create"}, arrow=True, verify=_has_location),),
+            (Call("CreateTable", {"id": _nsid("data"), "mode": "Create"}, arrow=True, verify=V.has_location),),
             needs=frozenset({"data"}),
         ),
         Check(
             "table.versions",
             "ListTableVersions",
             "a table with data lists at least one version",
-            (Call("ListTableVersions", {"id": _nsid("data")}, verify=_versions),),
+            (Call("ListTableVersions", {"id": _nsid("data")}, verify=V.versions_listed),),
             needs=frozenset({"data"}),
             optional=True,
             after="table.create",
@@ -433,7 +302,7 @@ def _scenario() -> list[Check]:
                 Call(
                     "DescribeTable",
                     {"id": _nsid("data"), "version": 1, "load_detailed_metadata": True},
-                    verify=_detail(1),
+                    verify=V.detail(1),
                 ),
             ),
             needs=frozenset({"data"}),
@@ -444,8 +313,8 @@ def _scenario() -> list[Check]:
             "ListTables",
             "include_declared=False lists the table with data, not the declared-only one",
             (
-                Call("ListTables", {"id": [NS], "include_declared": False}, verify=_lists_not("data", "declared_only")),
-                Call("ListTables", {"id": [NS], "include_declared": True}, verify=_lists("data", "declared_only")),
+                Call("ListTables", {"id": [NS], "include_declared": False}, verify=V.lists_not("data", "declared_only")),
+                Call("ListTables", {"id": [NS], "include_declared": True}, verify=V.lists("data", "declared_only")),
             ),
             setup=(Call("DeclareTable", {"id": _nsid("declared_only")}),),
             needs=frozenset({"data"}),
@@ -458,9 +327,9 @@ def _scenario() -> list[Check]:
             "with_table_uri=True returns its URI",
             (
                 Call("DescribeTable", {"id": _nsid("declared_only"), "check_declared": True},
-                     verify=_field("is_only_declared", True)),
+                     verify=V.field("is_only_declared", True)),
                 Call("DescribeTable", {"id": _nsid("data"), "check_declared": True, "with_table_uri": True},
-                     verify=_all(_field("is_only_declared", False), _present("table_uri"))),
+                     verify=V.all_of(V.field("is_only_declared", False), V.present("table_uri"))),
             ),
             needs=frozenset({"data"}),
             after="tables.list.include_declared",
@@ -469,7 +338,7 @@ def _scenario() -> list[Check]:
             "table.count",
             "CountTableRows",
             "predicate and version are honoured: 'id > 1' at version 1 counts 2 of 3 rows",
-            (Call("CountTableRows", {"id": _nsid("data"), "predicate": "id > 1", "version": 1}, verify=_field("count", 2)),),
+            (Call("CountTableRows", {"id": _nsid("data"), "predicate": "id > 1", "version": 1}, verify=V.field("count", 2)),),
             needs=frozenset({"data"}),
             optional=True,
             after="table.create",
@@ -480,9 +349,9 @@ def _scenario() -> list[Check]:
             "a tag created at version 1 resolves to it (GetTableTagVersion, DescribeTable tag=), is listed, moved, deleted",
             (
                 Call("CreateTableTag", {"id": _nsid("data"), "tag": "first", "version": 1}),
-                Call("GetTableTagVersion", {"id": _nsid("data"), "tag": "first"}, verify=_field("version", 1)),
-                Call("DescribeTable", {"id": _nsid("data"), "tag": "first"}, verify=_field("version", 1)),
-                Call("ListTableTags", {"id": _nsid("data"), "limit": 10}, verify=_has_key("tags", "first")),
+                Call("GetTableTagVersion", {"id": _nsid("data"), "tag": "first"}, verify=V.field("version", 1)),
+                Call("DescribeTable", {"id": _nsid("data"), "tag": "first"}, verify=V.field("version", 1)),
+                Call("ListTableTags", {"id": _nsid("data"), "limit": 10}, verify=V.has_key("tags", "first")),
                 Call("UpdateTableTag", {"id": _nsid("data"), "tag": "first", "version": 1}),
                 Call("DeleteTableTag", {"id": _nsid("data"), "tag": "first"}),
                 Call("GetTableTagVersion", {"id": _nsid("data"), "tag": "first"}, expect=(8, 4)),
@@ -497,7 +366,7 @@ def _scenario() -> list[Check]:
             "version 1 is described; ListTableVersions honours limit and descending",
             (
                 Call("DescribeTableVersion", {"id": _nsid("data"), "version": 1}),
-                Call("ListTableVersions", {"id": _nsid("data"), "limit": 1, "descending": True}, verify=_at_most("versions", 1)),
+                Call("ListTableVersions", {"id": _nsid("data"), "limit": 1, "descending": True}, verify=V.at_most("versions", 1)),
             ),
             needs=frozenset({"data"}),
             optional=True,
@@ -521,7 +390,7 @@ def _scenario() -> list[Check]:
             (
                 Call("RegisterTable", {"id": _nsid("reg"), "location": "{data_loc}", "properties": {"origin": "check"}}),
                 Call("DescribeTable", {"id": _nsid("reg")},
-                     verify=_all(_same_location("data_loc"), _props_include({"origin": "check"}))),
+                     verify=V.all_of(V.same_location("data_loc"), V.props_include({"origin": "check"}))),
             ),
             needs=frozenset({"data"}),
         ),
@@ -609,14 +478,11 @@ def _scenario() -> list[Check]:
             needs=frozenset({"http"}),
         ),
     ]
-    from .checks_data import data_checks  # here, not above: it reuses this module's verifiers
 
     checks += data_checks()
     checks += checks_managed.checks()
     return checks
 
-
-from .checks_vending import VENDING_CHECKS  # noqa: E402 - the checks modules build on the model only
 
 CHECKS: list[Check] = scenario() + VENDING_CHECKS
 

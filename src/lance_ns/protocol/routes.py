@@ -21,6 +21,7 @@ import yaml
 
 from ..base import BY_OP_ID, OPERATIONS, Operation
 from ..errors import InvalidInputError
+from ..modes import parse_bool
 
 OPENAPI_PATH = Path(__file__).with_name("openapi.yaml")
 
@@ -189,8 +190,6 @@ ROUTES: dict[str, Route] = _build()
 
 # -- query parameter (de)serialisation, shared by server and client -------------
 
-_TRUE = {"true", "1", "yes"}
-_FALSE = {"false", "0", "no"}
 
 
 def parse_query_value(param: Param, values: list[str]) -> Any:
@@ -200,12 +199,7 @@ def parse_query_value(param: Param, values: list[str]) -> Any:
     raw = values[-1]
     try:
         if param.kind == "bool":
-            low = raw.lower()
-            if low in _TRUE:
-                return True
-            if low in _FALSE:
-                return False
-            raise ValueError("expected true or false")
+            return parse_bool(raw, f"query parameter {param.name!r}")
         if param.kind == "int":
             return int(raw)
         if param.kind == "json":

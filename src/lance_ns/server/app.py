@@ -41,6 +41,7 @@ from ..base import (
     call_checked,
     check_request,
     coerce_request,
+    is_panic,
     on_event_loop,
 )
 from ..errors import (
@@ -62,7 +63,7 @@ from . import auth as A
 from ..protocol import routes as R
 from . import ui
 from .metrics import Metrics
-from .command import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_QUEUE_TIMEOUT, DEFAULT_THREADS
+from .settings import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_QUEUE_TIMEOUT, DEFAULT_THREADS
 
 #: operations whose answers may carry vended storage credentials (lance_ns.vending)
 _VENDING_METHODS = frozenset({"describe_table", "declare_table", "create_table"})
@@ -282,7 +283,7 @@ def _call_shielded(fn, *args):
     except Exception:
         raise
     except BaseException as e:
-        if tables.is_panic(e):
+        if is_panic(e):
             log.error("Lance panicked in %s: %s", getattr(fn, "__name__", fn), e)
             raise InternalError("the storage engine failed unexpectedly") from None
         raise
@@ -789,7 +790,7 @@ class NamespaceApp:
             except Exception as exc:
                 answer = _error_response(exc, scope["method"], scope["path"])
             except BaseException as exc:  # a Rust panic is no Exception
-                if not tables.is_panic(exc):
+                if not is_panic(exc):
                     raise
                 log.error("Lance panicked on %s %s: %s", scope["method"], scope["path"], exc)
                 answer = _json_error(InternalError("the storage engine failed unexpectedly"), scope["path"])
@@ -934,7 +935,7 @@ class _Outer:
                 raise
         except BaseException as e:
             # a Rust panic is no Exception: it passes Starlette's handlers; answer it as JSON
-            if not tables.is_panic(e) or status_box[0]:
+            if not is_panic(e) or status_box[0]:
                 raise
             log.error("Lance panicked on %s %s: %s", scope["method"], scope["path"], e)
             await _json_error(InternalError("the storage engine failed unexpectedly"), scope["path"])(

@@ -11,94 +11,12 @@ both front ends call :func:`run`, which serves a namespace from the parsed flags
 from __future__ import annotations
 
 import argparse
-import json
-import logging
 import os
 import sys
-import time
-from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..limits import DEFAULT_MAX_NAME_BYTES, DEFAULT_MAX_PROPERTIES, DEFAULT_MAX_PROPERTY_BYTES, Limits
-
-# the server's defaults live here, not in .app, so that building a parser imports no starlette/uvicorn
-DEFAULT_MAX_BODY_BYTES = 256 * 1024 * 1024
-DEFAULT_THREADS = 32
-#: seconds a request waits for a free backend thread before it is answered 503 code 17 (with Retry-After)
-DEFAULT_QUEUE_TIMEOUT = 30.0
-#: seconds a client has to send a whole request body (a stalled upload is answered 408)
-DEFAULT_BODY_TIMEOUT = 30.0
-#: seconds a stopping server gives in-flight requests before it closes their connections
-DEFAULT_GRACEFUL_TIMEOUT = 30.0
-LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
-
-
-AUTH_TOKEN_ENV = "LANCE_NS_AUTH_TOKEN"
-API_KEYS_ENV = "LANCE_NS_API_KEYS"
-
-
-@dataclass(frozen=True)
-class Flag:
-    """One serving flag, declared once: argparse (``python -m lance_ns.server``) and
-    click (``lance-ns serve``) both build their options from :data:`FLAGS`."""
-
-    name: str
-    help: str
-    type: Callable[[str], Any] = str
-    default: Any = None
-    choices: tuple[str, ...] | None = None
-    metavar: str | None = None
-    #: an on/off switch (``--no-ui``): present means True, takes no value
-    switch: bool = False
-
-    @property
-    def dest(self) -> str:
-        return self.name.lstrip("-").replace("-", "_")
-
-
-FLAGS: tuple[Flag, ...] = (
-    Flag("--host", "address to bind (default 127.0.0.1)", default="127.0.0.1"),
-    Flag("--port", "port (default 2333, the spec's)", int, 2333),
-    Flag("--threads", "backend calls run at once, each on a thread of its own, so that a slow call never stalls "
-         f"the event loop (default: the backend's own size, {DEFAULT_THREADS} for remote catalogs)", int),
-    Flag("--queue-timeout", "seconds a request waits for a free backend thread; then HTTP 503 code 17 with "
-         f"Retry-After (default {DEFAULT_QUEUE_TIMEOUT:g})", float, DEFAULT_QUEUE_TIMEOUT),
-    Flag("--max-body-bytes", "larger request bodies get HTTP 413 code 13 (default 256 MiB)", int, DEFAULT_MAX_BODY_BYTES),
-    Flag("--max-decoded-bytes", "an Arrow body that decodes to more gets HTTP 413 code 13 (default: --max-body-bytes)", int),
-    Flag("--body-timeout", f"seconds to receive a whole request body, else HTTP 408 code 13 (default {DEFAULT_BODY_TIMEOUT:g})",
-         float, DEFAULT_BODY_TIMEOUT),
-    Flag("--max-name-bytes", f"longest identifier component in UTF-8 bytes (default {DEFAULT_MAX_NAME_BYTES})",
-         int, DEFAULT_MAX_NAME_BYTES),
-    Flag("--max-property-bytes", f"longest property key or value in UTF-8 bytes (default {DEFAULT_MAX_PROPERTY_BYTES})",
-         int, DEFAULT_MAX_PROPERTY_BYTES),
-    Flag("--max-properties", f"most properties in one request (default {DEFAULT_MAX_PROPERTIES})", int, DEFAULT_MAX_PROPERTIES),
-    Flag("--auth-token", f"bearer token clients must send (better: ${AUTH_TOKEN_ENV} or --auth-token-env); never printed",
-         metavar="TOKEN"),
-    Flag("--auth-token-env", f"environment variable holding the bearer token (default {AUTH_TOKEN_ENV})",
-         default=AUTH_TOKEN_ENV, metavar="VAR"),
-    Flag("--api-keys-env", f"environment variable holding comma-separated x-api-key values (default {API_KEYS_ENV})",
-         default=API_KEYS_ENV, metavar="VAR"),
-    Flag("--auth-file", "TOML file of principals (token or token_sha256, read/write/admin grants on namespace "
-         "prefixes); re-read when it changes", metavar="FILE"),
-    Flag("--tls-cert", "serve HTTPS with this certificate (PEM, chain included)", metavar="FILE"),
-    Flag("--tls-key", "the certificate's private key (PEM; default: inside --tls-cert)", metavar="FILE"),
-    Flag("--tls-ca", "require client certificates signed by these CAs (PEM bundle): mutual TLS", metavar="FILE"),
-    Flag("--loop", "event loop: uvloop when installed (the server extra), else asyncio (default auto)", str.lower, "auto",
-         ("auto", "uvloop", "asyncio")),
-    Flag("--http", "HTTP parser: httptools when installed (the server extra), else h11 (default auto)", str.lower, "auto",
-         ("auto", "httptools", "h11")),
-    Flag("--workers", "processes serving the one backend (default 1); correct because its commits are conditional",
-         int, 1),
-    Flag("--log-level", "info logs every request with its status and latency (default info)", str.lower, "info",
-         ("debug", "info", "warning", "error")),
-    Flag("--log-format", "text lines or one JSON object per line (default text)", str.lower, "text", ("text", "json")),
-    Flag("--no-ui", "do not serve the catalog browser at /ui/", switch=True, default=False),
-    Flag("--no-metrics", "do not keep Prometheus metrics (no /metrics; saves their few microseconds per request)",
-         switch=True, default=False),
-    Flag("--graceful-timeout", f"on SIGTERM/Ctrl-C, seconds in-flight requests get to finish (default {DEFAULT_GRACEFUL_TIMEOUT:g})",
-         float, DEFAULT_GRACEFUL_TIMEOUT),
-)  # fmt: skip
-
+from ..limits import Limits
+from .settings import FLAGS
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The serving flags (everything but how the namespace is chosen) on an argparse parser."""
@@ -131,45 +49,6 @@ def credentials(args: Any) -> tuple[str | None, list[str] | None]:
     return token or None, keys or None
 
 
-class JsonFormatter(logging.Formatter):
-    """One JSON object per line: time, level, logger, message (and the traceback, if any)."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        entry = {
-            "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}Z",
-            "level": record.levelname.lower(),
-            "logger": record.name,
-            "message": record.getMessage(),
-        }
-        if record.exc_info and not record.exc_text:
-            record.exc_text = self.formatException(record.exc_info)
-        if record.exc_text:
-            entry["exception"] = record.exc_text
-        return json.dumps(entry, ensure_ascii=False)
-
-
-JsonFormatter.converter = time.gmtime
-
-
-def configure_logging(level: str, log_format: str = "text") -> None:
-    """Send ``lance_ns`` records at ``level`` to stderr (as text lines or JSON objects),
-    unless the host program has set logging up."""
-    logger = logging.getLogger("lance_ns")
-    logger.setLevel(level.upper())
-    if not logger.handlers and not logging.getLogger().handlers:
-        from ..redact import RedactingFilter
-
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(JsonFormatter() if log_format == "json" else logging.Formatter(LOG_FORMAT))
-        handler.addFilter(RedactingFilter())  # every lance_ns record, not only the server's
-        logger.addHandler(handler)
-        if log_format == "json":  # uvicorn's own lines (startup, shutdown, errors) as JSON too
-            server_logger = logging.getLogger("uvicorn")
-            server_logger.setLevel(level.upper())
-            server_logger.addHandler(handler)
-            server_logger.propagate = False
-
-
 def tls_options(args: Any) -> dict:
     """uvicorn's TLS settings from ``--tls-cert/--tls-key/--tls-ca`` (empty: plain HTTP)."""
     import ssl
@@ -185,36 +64,6 @@ def tls_options(args: Any) -> dict:
     if ca:
         options.update(ssl_ca_certs=ca, ssl_cert_reqs=ssl.CERT_REQUIRED)
     return options
-
-
-def http_stack(loop: str = "auto", http: str = "auto") -> tuple[str, str]:
-    """(event loop, HTTP parser) uvicorn runs on with these settings: ``auto`` is
-    uvloop and httptools where they are installed, else asyncio and h11 (uvicorn's rule)."""
-    import importlib.util
-
-    def found(module: str) -> bool:
-        try:
-            return importlib.util.find_spec(module) is not None
-        except (ImportError, ValueError):  # a module set to None in sys.modules: absent
-            return False
-
-    if loop == "auto":
-        loop = "uvloop" if found("uvloop") else "asyncio"
-    if http == "auto":
-        http = "httptools" if found("httptools") else "h11"
-    return loop, http
-
-
-def log_http_stack(uvicorn_options: dict) -> None:
-    """The start-up line naming the event loop and HTTP parser the server runs on."""
-    import uvicorn
-
-    asked = (uvicorn_options.get("loop", "auto"), uvicorn_options.get("http", "auto"))
-    loop, http = http_stack(*asked)
-    fell_back = asked == ("auto", "auto") and (loop, http) != ("uvloop", "httptools")  # not installed here
-    slow = " (the fast stack is uvloop + httptools: pip install 'lance-ns[server]')" if fell_back else ""
-    logging.getLogger("lance_ns.server").info("uvicorn %s on the %s event loop with the %s HTTP parser%s",
-                                              uvicorn.__version__, loop, http, slow)
 
 
 def scheme(args: Any) -> str:

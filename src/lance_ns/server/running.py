@@ -12,7 +12,7 @@ import uvicorn
 from lance_namespace import LanceNamespace
 
 from .app import create_app
-from .command import configure_logging, log_http_stack
+from .logs import configure_logging, log_http_stack
 
 
 def _as_app(target: Any, **app_options: Any):

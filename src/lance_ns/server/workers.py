@@ -36,7 +36,7 @@ def app_factory():
     from ..config import connect, load_namespace
     from ..limits import Limits
     from .app import create_app
-    from .command import configure_logging
+    from .logs import configure_logging
 
     config = json.loads(os.environ[CONFIG_ENV])
     configure_logging(config["log_level"], config["log_format"])
@@ -54,7 +54,7 @@ def serve_workers(workers: int, opener: dict, *, host: str, port: int, log_level
     finishes its in-flight requests)."""
     import uvicorn
 
-    from .command import configure_logging, log_http_stack
+    from .logs import configure_logging, log_http_stack
 
     configure_logging(log_level, log_format)
     log_http_stack(uvicorn_options)

@@ -552,7 +552,7 @@ def _warn_python_path() -> None:
         path = jar.jar_path()
     except (OSError, RuntimeError):
         path = None
-    from .session import ARROW_FLAGS
+    from .settings import ARROW_FLAGS
 
     where = repr(path) if path else "the path `python -m lance_ns.spark.jar` prints (it needs a JDK's javac)"
     warnings.warn(

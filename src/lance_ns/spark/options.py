@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from ..impls import impl_prefix
+from ..modes import FALSE_WORDS, TRUE_WORDS
 from .errors import error
 
 STORAGE_PREFIX = "storage."
@@ -115,9 +116,9 @@ class SourceOptions:
             value = text(key)
             if value is None:
                 return default
-            if value.lower() not in ("true", "false"):
+            if value.strip().lower() not in TRUE_WORDS | FALSE_WORDS:
                 raise error("InvalidInputError", f"option {key!r} must be true or false, got {value!r}")
-            return value.lower() == "true"
+            return value.strip().lower() in TRUE_WORDS
 
         if text("impl"):
             ns_config = _impl_config(text("impl"), opts)

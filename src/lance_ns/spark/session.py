@@ -10,6 +10,8 @@ import os
 import sys
 from typing import Mapping
 
+from .settings import ARROW_FLAGS
+
 
 def python_env() -> None:
     """Make Spark's Python workers run this interpreter.
@@ -25,8 +27,6 @@ def python_env() -> None:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 
-#: Arrow Java's bounds and null checks off (see DEFAULT_CONF), for driver and executors.
-ARROW_FLAGS = "-Darrow.enable_unsafe_memory_access=true -Darrow.enable_null_check_for_get=false"
 
 #: Spark settings applied unless the caller overrides them.
 DEFAULT_CONF: dict[str, str] = {

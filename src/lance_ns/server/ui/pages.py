@@ -32,7 +32,7 @@ from starlette.staticfiles import StaticFiles
 
 from ... import tables
 from ...base import parse_int
-from ...cli.output import dump, size, type_label, when
+from ...readable import dump, size, type_label, when
 from ...errors import (
     InternalError,
     InvalidInputError,
