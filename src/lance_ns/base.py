@@ -192,7 +192,14 @@ def normalising(fn: Callable, op: Operation) -> Callable:
                 raise InvalidInputError(f"{op.op_id}: a name is too long for the storage") from None
             if outermost and is_unreachable(e):  # the safety net: whatever path the call took
                 raise unreachable_error(e) from e
+            raise self._boundary_error(e) if outermost else e
+        except LanceNamespaceError:
             raise
+        except Exception as e:
+            # The operation boundary's safety net: a backend client's error that reached it
+            # untranslated (a data operation calling a catalog primitive) answers the
+            # backend's own code for it, never 18 for a known condition.
+            raise self._boundary_error(e) if outermost else e
         except BaseException as e:
             if is_panic(e):
                 raise InternalError(f"{op.op_id}: Lance failed unexpectedly") from e
@@ -258,6 +265,17 @@ class NamespaceBase(LanceNamespace):
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+    def translate_error(self, exc: Exception) -> LanceNamespaceError | None:
+        """A backend client's exception -> the spec error (None: not one of the client's)."""
+        return None
+
+    def _boundary_error(self, exc: Exception) -> Exception:
+        mapped = self.translate_error(exc)
+        if mapped is None:
+            return exc
+        mapped.__cause__ = exc
+        return mapped
 
     # -- properties ---------------------------------------------------------
     def prop(self, key: str, default: str | None = None, required: bool = False) -> str | None:

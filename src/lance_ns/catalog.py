@@ -246,10 +246,6 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
         return self.vendor.answer(response, location, request) if self.vendor else response
 
     # -- hooks ----------------------------------------------------------------
-    def translate_error(self, exc: Exception) -> LanceNamespaceError | None:
-        """Map a backend exception to a spec error (None: Internal)."""
-        return None
-
     def default_location(self, ns: list[str], name: str) -> str:
         return storage.join(self.root, *ns, name + self.location_suffix)
 

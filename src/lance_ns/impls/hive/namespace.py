@@ -122,6 +122,10 @@ class _HiveBase(CatalogNamespace):
     def close(self) -> None:
         self.pool.close()
 
+    def translate_error(self, exc: Exception):
+        """The operation boundary's reading of a metastore error that escaped :meth:`_call`."""
+        return translate_hms_error(exc, "metastore")
+
     def _call(self, method: str, *args):
         """One Thrift call on a pooled connection; its failures leave as the
         spec's errors (:func:`.errors.translate_hms_error`).  Arguments are
