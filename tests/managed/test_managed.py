@@ -136,7 +136,9 @@ def test_storage_managed_tables_keep_todays_behaviour_beside_managed_ones(tmp_pa
     assert ns.count_table_rows({"id": ["m"]}).count == 1  # managed: the bypass write is not reflected
     with pytest.raises(LanceNamespaceError) as e:
         ns.create_table_version({"id": ["plain"], "version": 3, "manifest_path": "x"})
-    assert int(e.value.code) == 0 and "storage-managed" in str(e.value)
+    # a storage-managed table's versions are committed to storage, as pylance's namespace does:
+    # a manifest_path outside the table's _versions/ is refused before anything is written
+    assert int(e.value.code) == 13 and "staging manifest" in str(e.value)
 
 
 def test_a_staging_manifest_outside_the_table_is_refused(tmp_path):
