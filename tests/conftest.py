@@ -11,3 +11,36 @@ def lance_ns_wheel(tmp_path_factory):
     from tests.packaging.install import build_wheel
 
     return build_wheel(tmp_path_factory.mktemp("wheel"))
+
+
+#: tests that start the same kind of server run on one pytest-xdist worker, so that each
+#: server starts once per run: by test folder, and by the server a conformance backend runs on
+_SERVER_GROUPS = {"tests/hive/": "hive", "tests/iceberg/": "iceberg", "tests/spark/": "spark",
+                  "tests/unity/": "unity"}
+_BACKEND_GROUPS = {"hive2": "hive", "hive3": "hive", "hive3-hms3": "hive", "iceberg": "iceberg",
+                   "iceberg-ref": "iceberg", "unity-oss": "unity", "unity-oss-0.4": "unity"}
+
+
+def server_group(nodeid: str) -> str | None:
+    """The server group of a test (None: any worker)."""
+    path = nodeid.replace("\\", "/")
+    if path.startswith("tests/conformance/") and "[" in path:
+        param = path.split("[", 1)[1]
+        backend = max((b for b in _BACKEND_GROUPS if param == b + "]" or param.startswith(b + "-")),
+                      key=len, default=None)
+        if backend:
+            return _BACKEND_GROUPS[backend]
+    return next((g for prefix, g in _SERVER_GROUPS.items() if path.startswith(prefix)), None)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """``-n N``: tests of one server group go to one worker, the rest anywhere (xdist's own
+    ``xdist_group`` marks are read too late for pytest 9 to move a test, so the grouping is
+    done here, at the scheduler's extension point)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByServer(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return server_group(nodeid) or nodeid
+
+    return ByServer(config, log)

@@ -28,18 +28,25 @@ RAY_REQUIREMENTS = ("lance-ray>=0.5,<0.6", "ray[data]>=2.50,<3")
 JOB = textwrap.dedent('''
     import json, sys
     import ray, lance_ray
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    ray.data.DataContext.get_current().enable_progress_bars = False
+
+    def summary(ds, *columns):
+        rows = ds.take_all()  # one execution, summed here
+        return [len(rows)] + [sum(r[c] for r in rows) for c in columns]
+
     results = {}
     for impl, props in json.loads(sys.argv[1]):
         tid = ["sales", "events"]
-        first = ray.data.range(1000, override_num_blocks=4).map(lambda r: {"id": r["id"], "v": r["id"] * 2})
+        first = ray.data.range(1000, override_num_blocks=2).map_batches(lambda b: {"id": b["id"], "v": b["id"] * 2})
         lance_ray.write_lance(first, table_id=tid, namespace_impl=impl, namespace_properties=props, mode="create")
-        more = ray.data.range(500, override_num_blocks=2).map(lambda r: {"id": r["id"] + 1000, "v": 1})
+        more = ray.data.range(500, override_num_blocks=1).map_batches(lambda b: {"id": b["id"] + 1000, "v": b["id"] * 0 + 1})
         lance_ray.write_lance(more, table_id=tid, namespace_impl=impl, namespace_properties=props, mode="append")
-        back = lance_ray.read_lance(table_id=tid, namespace_impl=impl, namespace_properties=props)
-        theirs = lance_ray.read_lance(table_id=["sales", "ours"], namespace_impl=impl, namespace_properties=props)
-        results[impl] = {"count": back.count(), "sum_id": back.sum("id"), "sum_v": back.sum("v"),
-                         "ours_count": theirs.count(), "ours_sum": theirs.sum("x")}
+        count, sum_id, sum_v = summary(lance_ray.read_lance(table_id=tid, namespace_impl=impl,
+                                                            namespace_properties=props), "id", "v")
+        ours_count, ours_sum = summary(lance_ray.read_lance(table_id=["sales", "ours"], namespace_impl=impl,
+                                                            namespace_properties=props), "x")
+        results[impl] = {"count": count, "sum_id": sum_id, "sum_v": sum_v, "ours_count": ours_count, "ours_sum": ours_sum}
     print("RESULT " + json.dumps(results))
 ''')
 
