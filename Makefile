@@ -21,12 +21,14 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -c "import lance, lance_ns, pyspark"
 	touch $(STAMP)
 
+# two workers: most tests wait on servers, JVMs and storage; each server's tests share one worker
+# (tests/conftest.py), and the slowest 15 are reported
 test: install
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 --durations=15
 
 # everything but the Spark, Hive and Iceberg server tests (a quick local loop)
 test-fast: install
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q -n 2 -m "not slow"
 
 demo: install
 	bash scripts/demo.sh
