@@ -35,6 +35,8 @@ from pathlib import Path
 
 import pyspark
 
+from tests.servers.process import stop_by_pid
+
 JARS = Path(pyspark.__file__).parent / "jars"
 MAIN = "org.apache.hadoop.hive.metastore.HiveMetaStore"
 LOOPBACK_SRC = Path(__file__).parent / "hms_loopback"
@@ -189,14 +191,7 @@ class HiveMetastore:
 
     def stop(self) -> None:
         proc, self.proc = self.proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.terminate()  # by PID (Popen keeps it)
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+        stop_by_pid(proc)
 
     def restart(self) -> "HiveMetastore":
         self.stop()

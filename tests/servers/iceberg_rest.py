@@ -37,6 +37,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from .process import stop_by_pid
 from .hms import _with_parent_death_signal, free_port
 
 POM = Path(__file__).parent / "maven" / "iceberg_rest" / "pom.xml"
@@ -170,14 +171,7 @@ class IcebergRestServer:
 
     def stop(self) -> None:
         proc, self.proc = self.proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.terminate()  # by PID (Popen keeps it)
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+        stop_by_pid(proc)
 
 
 _lock = threading.Lock()

@@ -23,3 +23,15 @@ def wait_healthy(proc: subprocess.Popen, url: str, timeout: float = 60.0, verify
         if time.monotonic() > deadline:
             raise RuntimeError("server did not start")
         time.sleep(0.2)
+
+
+def stop_by_pid(proc: subprocess.Popen | None) -> None:
+    """Stop a server the tests started: SIGTERM by its PID, then SIGKILL after 15 s."""
+    if proc is None or proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(5)

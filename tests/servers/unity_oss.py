@@ -37,6 +37,7 @@ from pathlib import Path
 
 import httpx
 
+from .process import stop_by_pid
 from .hms import _with_parent_death_signal
 
 MAIN = "io.unitycatalog.server.UnityCatalogServer"
@@ -191,14 +192,7 @@ class UnityOss:
 
     def stop(self) -> None:
         proc, self.proc = self.proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.terminate()  # by PID (Popen keeps it)
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+        stop_by_pid(proc)
 
     @property
     def running(self) -> bool:
