@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from ..impls import impl_prefix
-from ..modes import FALSE_WORDS, TRUE_WORDS
 from .errors import error
 
 STORAGE_PREFIX = "storage."
@@ -116,9 +115,11 @@ class SourceOptions:
             value = text(key)
             if value is None:
                 return default
-            if value.strip().lower() not in TRUE_WORDS | FALSE_WORDS:
+            # Spark's own boolean options: exactly true or false (and this module stays light
+            # for Spark's Python workers: no lance_ns.modes, which brings lance_namespace)
+            if value.lower() not in ("true", "false"):
                 raise error("InvalidInputError", f"option {key!r} must be true or false, got {value!r}")
-            return value.strip().lower() in TRUE_WORDS
+            return value.lower() == "true"
 
         if text("impl"):
             ns_config = _impl_config(text("impl"), opts)
