@@ -10,6 +10,13 @@ moto answers any credentials; the fixed test keys below are what the clients
 sign with.  Known gaps of moto (checked with moto 5.2): no Glue catalog APIs
 (GetCatalog/GetCatalogs/CreateCatalog answer 500 NotImplemented), no
 pagination (everything in one page), CatalogId is not used for scoping.
+
+One departure is mended here, because every S3 race test stands on it: moto checks a
+conditional PUT (``If-None-Match: *``, ``If-Match``) and stores the object in two
+steps, so two racing creates of one key can both succeed (seen: a create-namespace
+race on ``dir-s3`` with two winners, the manifest version file written twice).  Real
+S3 decides such a PUT atomically; :func:`_atomic_conditional_puts` makes moto's do the
+same, with one lock around its conditional PUTs.
 """
 
 from __future__ import annotations
@@ -31,10 +38,30 @@ _server = None
 _endpoint: str | None = None
 
 
+def _atomic_conditional_puts() -> None:
+    """S3's conditional PUT as one step in moto (see the module docstring)."""
+    from moto.s3.responses import S3Response
+
+    if getattr(S3Response.put_object, "_lance_ns_atomic", False):
+        return
+    plain = S3Response.put_object
+    guard = threading.Lock()
+
+    def put_object(self, *args, **kwargs):
+        if self.headers.get("If-None-Match") or self.headers.get("If-Match"):
+            with guard:
+                return plain(self, *args, **kwargs)
+        return plain(self, *args, **kwargs)
+
+    put_object._lance_ns_atomic = True
+    S3Response.put_object = put_object
+
+
 def _start() -> str:
     global _server, _endpoint
     from moto.server import ThreadedMotoServer
 
+    _atomic_conditional_puts()
     # moto logs a traceback for every API it lacks (Glue's catalog APIs); the
     # client sees the 500 anyway, so keep test output readable
     logging.getLogger("werkzeug").setLevel(logging.CRITICAL)
