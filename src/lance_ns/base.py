@@ -335,6 +335,28 @@ class NamespaceBase(LanceNamespace):
         return fn(request)
 
 
+class delegate:
+    """``op = delegate("data_ops")`` in a namespace class: the operation ``op`` is
+    answered by the collaborator the namespace holds under that attribute.  The
+    namespace's method stays the one entry point, wrapped like any operation
+    (request normalisation, limits, the error boundary); the collaborator gets the
+    checked request."""
+
+    def __init__(self, collaborator: str):
+        self.collaborator = collaborator
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        # runs before __init_subclass__, which then wraps the plain function set here
+        collaborator = self.collaborator
+
+        def operation(ns, request=None, *args):
+            return getattr(getattr(ns, collaborator), name)(request, *args)
+
+        operation.__name__, operation.__qualname__ = name, f"{owner.__qualname__}.{name}"
+        operation.__doc__ = f"Answered by ``self.{collaborator}.{name}``."
+        setattr(owner, name, operation)
+
+
 def refused(reason: str) -> Callable:
     """An operation answered Unsupported (code 0) with ``reason`` (why Lance or
     the catalog has no way to do it); ListOperations does not list it."""

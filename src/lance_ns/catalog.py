@@ -74,8 +74,8 @@ from lance_namespace import (
 from lance_namespace_urllib3_client.models import CommitTableResult, TableVersion
 
 from . import storage, tables, vending
-from .base import NamespaceBase, is_name_too_long, refuse_blocking
-from .dataops import TableDataOps
+from .base import NamespaceBase, delegate, is_name_too_long, refuse_blocking, refused
+from .dataops import DataOperations
 from .errors import (
     ConcurrentModificationError,
     InternalError,
@@ -94,6 +94,7 @@ from .identifiers import split_table_id, to_string, validate_id
 from .ledger import DIRECTORY as LEDGER_DIRECTORY
 from .modes import CreateMode, DropBehavior, DropMode, RegisterMode, is_true
 from .paging import page_of_sorted, paginate
+from .tableops import NO_VIEWS, TableOperations
 
 log = logging.getLogger(__name__)
 
@@ -203,12 +204,15 @@ def _translating(fn):
     return wrapper
 
 
-class CatalogNamespace(TableDataOps, NamespaceBase):
+class CatalogNamespace(NamespaceBase):
     """Base of the catalog-backed implementations.
 
     The data operations (CreateTable from Arrow IPC, InsertInto, Query, indices,
-    versions, tags...) come from :class:`TableDataOps`, through the location
-    DescribeTable returns, so every catalog serves them like the directory does.
+    versions, tags...) are answered by :class:`~lance_ns.dataops.DataOperations`
+    and the table operations (schema evolution, branches, stats, plans,
+    transactions) by :class:`~lance_ns.tableops.TableOperations`, collaborators
+    this namespace holds, through the location DescribeTable returns, so every
+    catalog serves them like the directory does.
     """
 
     #: the catalog table kind a Lance table must have (None: not checked)
@@ -234,6 +238,47 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
         self.root = storage.normalize_root(self.prop("root") or self.default_root or ".")
         #: temporary table-scoped credentials (``credential_vendor.*``), None when off
         self.vendor = vending.CredentialVendor.from_properties(self.properties, self.storage_options)
+        self.data_ops = DataOperations(self)
+        self.table_ops = TableOperations(self, self.data_ops)
+
+    # -- the data and table operations, answered by the collaborators ----------------
+    insert_into_table = delegate("data_ops")
+    merge_insert_into_table = delegate("data_ops")
+    update_table = delegate("data_ops")
+    delete_from_table = delegate("data_ops")
+    count_table_rows = delegate("data_ops")
+    query_table = delegate("data_ops")
+    create_table_index = delegate("data_ops")
+    create_table_scalar_index = delegate("data_ops")
+    list_table_indices = delegate("data_ops")
+    drop_table_index = delegate("data_ops")
+    describe_table_index_stats = delegate("data_ops")
+    restore_table = delegate("data_ops")
+    list_table_tags = delegate("data_ops")
+    create_table_tag = delegate("data_ops")
+    delete_table_tag = delegate("data_ops")
+    update_table_tag = delegate("data_ops")
+    get_table_tag_version = delegate("data_ops")
+    alter_table_add_columns = delegate("table_ops")
+    alter_table_alter_columns = delegate("table_ops")
+    alter_table_drop_columns = delegate("table_ops")
+    alter_table_backfill_columns = delegate("table_ops")
+    update_table_schema_metadata = delegate("table_ops")
+    update_field_metadata = delegate("table_ops")
+    get_table_stats = delegate("table_ops")
+    create_table_branch = delegate("table_ops")
+    list_table_branches = delegate("table_ops")
+    delete_table_branch = delegate("table_ops")
+    explain_table_query_plan = delegate("table_ops")
+    analyze_table_query_plan = delegate("table_ops")
+    describe_transaction = delegate("table_ops")
+    alter_transaction = delegate("table_ops")
+    create_materialized_view = refused(NO_VIEWS)
+    refresh_materialized_view = refused(NO_VIEWS)
+
+    def schema_changed(self, table_id, ds) -> None:
+        """Hook: a commit changed the main branch's schema.  A catalog that stores
+        the table's columns updates them (default: nothing is stored)."""
 
     @property
     def vends_credentials(self) -> bool:
@@ -555,7 +600,7 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
         return self._vended(resp, location, request)
 
     def create_table(self, request, request_data: bytes):
-        resp = super().create_table(request, request_data)
+        resp = self.data_ops.create_table(request, request_data)
         return self._vended(resp, resp.location, request)
 
     @_translating
@@ -697,11 +742,11 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
     #: whether a dropped table's directory keeps :data:`storage.DROPPED_MARKER`
     keeps_dropped_marker: bool = True
 
-    def _unused_default_location(self, location: str) -> str:
+    def unused_default_location(self, location: str) -> str:
         """The default location for a new table, or a fresh sibling of it when
         it still holds files: a dropped table's (kept taken by its marker, maybe
         still being written by a late writer of that table) or a deregistered one's.
-        Asked by CreateTable (TableDataOps._creation_location), never by DeclareTable."""
+        Asked by CreateTable (DataOperations._creation_location), never by DeclareTable."""
         if storage.holds_files(location, self.storage_options):
             return storage.fresh_variant(location)
         return location
@@ -1123,7 +1168,7 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
     def describe_table_version(self, request):
         found = self._managed_or_none(request)
         if found is None:
-            return super().describe_table_version(request)
+            return self.data_ops.describe_table_version(request)
         ns, table = found
         if request.version is None:
             table = self._settled(ns, table)
@@ -1136,7 +1181,7 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
     def list_table_versions(self, request):
         found = self._managed_or_none(request)
         if found is None:
-            return super().list_table_versions(request)
+            return self.data_ops.list_table_versions(request)
         ns, table = found
         table = self._settled(ns, table)
         by_key = {
@@ -1195,7 +1240,7 @@ class CatalogNamespace(TableDataOps, NamespaceBase):
                 if kind == "declare_table":
                     declared = self.declare_table(req.model_copy(update={"vend_credentials": False}))
                     results[i] = CommitTableResult(declare_table=declared)
-                    undo.append(lambda r=req, d=declared: self._undo_declaration(r.id, d.location, {
+                    undo.append(lambda r=req, d=declared: self.data_ops.undo_declaration(r.id, d.location, {
                         **self.storage_options, **(d.storage_options or {})}))
             versions = [(i, req) for i, (kind, req) in enumerate(ops) if kind == "create_table_version"]
             if versions:

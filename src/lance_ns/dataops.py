@@ -1,12 +1,13 @@
 """The data operations of the spec, for any namespace, through pylance.
 
-:class:`TableDataOps` is a mixin: it needs only ``self.describe_table`` (a
-table's location and storage options), ``self.declare_table`` and
-``self.deregister_table`` from the namespace it is mixed into, so the
-directory namespace and every catalog backend share one implementation.
-It derives from NamespaceBase so that its methods get the base's request
-normalisation (dicts from pylance -> models); put it first:
-``class GlueNamespace(TableDataOps, CatalogNamespace)``.
+:class:`DataOperations` is a collaborator the namespace holds (``ns.data_ops``),
+not a base class: it asks the namespace only for DescribeTable (a table's
+location and storage options), DeclareTable and DeregisterTable, its
+``limits`` and ``storage_options``, and, for CreateTable on a catalog that keeps
+a dropped table's marker, ``unused_default_location``.  So the directory
+namespace and every catalog backend share one implementation, and the
+namespace's own wrapper (request normalisation, the error boundary) stays the
+one entry point: the namespace's operations delegate here.
 """
 
 from __future__ import annotations
@@ -43,7 +44,6 @@ from lance_namespace import (
 from lance_namespace_urllib3_client.models import IndexContent, TableVersion, TagContents
 
 from . import detail, storage, tables
-from .base import NamespaceBase
 from .errors import (
     ConcurrentModificationError,
     InvalidInputError,
@@ -61,7 +61,6 @@ from .errors import (
 from .identifiers import split_table_id
 from .modes import WriteMode
 from .paging import paginate
-from .tableops import TableOps
 
 _VECTOR_INDEXES = {"IVF_FLAT", "IVF_PQ", "IVF_SQ", "IVF_HNSW_PQ", "IVF_HNSW_SQ", "IVF_HNSW_FLAT", "IVF_RQ"}
 _SCALAR_INDEXES = {"BTREE", "BITMAP", "LABEL_LIST", "INVERTED", "FTS", "NGRAM", "ZONEMAP", "BLOOMFILTER"}
@@ -140,28 +139,75 @@ def _full_text_query(fts):
     return MatchQuery(clause.terms, clause.column, **options)
 
 
-class TableDataOps(TableOps, NamespaceBase):
-    """Mixin implementing CreateTable, InsertInto..., indices, versions and tags
-    (and, through :class:`~lance_ns.tableops.TableOps`, schema evolution,
-    branches, stats, query plans and transactions).  Every operation with a
-    ``branch`` field reads or writes that branch of the table (pylance's
-    branches: ``<location>/tree/<branch>``)."""
+def scan_arguments(ds, request) -> dict:
+    """pylance scanner arguments of a query (QueryTable, and the plans of
+    Explain/AnalyzeTableQueryPlan, whose requests carry the same fields)."""
+    columns = None
+    if request.columns is not None:
+        if request.columns.column_aliases:
+            columns = dict(request.columns.column_aliases)
+        elif request.columns.column_names:
+            columns = list(request.columns.column_names)
+    kwargs = dict(columns=columns, filter=request.filter or None, prefilter=request.prefilter,
+                  with_row_id=request.with_row_id, offset=request.offset, fast_search=request.fast_search)
+    vector = request.vector.single_vector if request.vector is not None else None
+    if request.vector is not None and request.vector.multi_vector:
+        vector = request.vector.multi_vector
+    if vector:
+        nearest = {"column": request.vector_column or _vector_column(ds), "q": vector, "k": request.k}
+        for src, dst in (("distance_type", "metric"), ("nprobes", "nprobes"), ("refine_factor", "refine_factor"),
+                         ("ef", "ef"), ("minimum_nprobes", "minimum_nprobes"),
+                         ("maximum_nprobes", "maximum_nprobes")):
+            value = getattr(request, src, None)
+            if value is not None:
+                nearest[dst] = value
+        if request.bypass_vector_index:
+            nearest["use_index"] = False
+        if request.lower_bound is not None or request.upper_bound is not None:
+            nearest["distance_range"] = (request.lower_bound, request.upper_bound)
+        kwargs["nearest"] = nearest
+    else:
+        kwargs["limit"] = request.k or None
+    if request.full_text_query is not None:
+        kwargs["full_text_query"] = _full_text_query(request.full_text_query)
+    return {k: v for k, v in kwargs.items() if v is not None}
+
+
+
+def _vector_column(ds) -> str:
+    import pyarrow as pa
+
+    for field in ds.schema:
+        if pa.types.is_fixed_size_list(field.type) or (
+            pa.types.is_list(field.type) and pa.types.is_fixed_size_list(field.type.value_type)
+        ):
+            return field.name
+    raise InvalidInputError("the table has no vector column; give vector_column")
+
+
+class DataOperations:
+    """CreateTable, InsertInto..., indices, versions and tags of the namespace
+    ``ns``.  Every operation with a ``branch`` field reads or writes that branch
+    of the table (pylance's branches: ``<location>/tree/<branch>``)."""
+
+    def __init__(self, ns):
+        self.ns = ns
 
     # -- helpers ------------------------------------------------------------------
-    def _where(self, table_id, **describe) -> tuple[str, dict]:
+    def where(self, table_id, **describe) -> tuple[str, dict]:
         location, opts, _ = self._described(table_id, **describe)
         return location, opts
 
     def _described(self, table_id, **describe):
         """(location, storage options, DescribeTableResponse) of a table."""
-        resp = self.describe_table(DescribeTableRequest(id=table_id, vend_credentials=False, **describe))
-        opts = dict(getattr(self, "storage_options", {}) or {})
+        resp = self.ns.describe_table(DescribeTableRequest(id=table_id, vend_credentials=False, **describe))
+        opts = dict(self.ns.storage_options)
         opts.update(resp.storage_options or {})
         if not resp.location:
             raise TableNotFoundError(f"table {table_id!r} has no location")
         return resp.location, opts, resp
 
-    def _dataset(self, request, version: int | None = None, tag: str | None = None):
+    def dataset(self, request, version: int | None = None, tag: str | None = None):
         """The table of ``request.id`` on the request's branch (main when none), at ``version`` or ``tag``."""
         location, opts, resp = self._described(request.id)
         branch = getattr(request, "branch", None)
@@ -179,7 +225,7 @@ class TableDataOps(TableOps, NamespaceBase):
         import lance
 
         with tables.translated(location):
-            ds = lance.dataset(namespace_client=self, table_id=list(table_id), version=version,
+            ds = lance.dataset(namespace_client=self.ns, table_id=list(table_id), version=version,
                                storage_options=opts or None)
         return detail.checkout(ds, location, None, tag)
 
@@ -188,7 +234,7 @@ class TableDataOps(TableOps, NamespaceBase):
 
         with tables.translated(location):
             if managed:
-                return lance.write_dataset(data, namespace_client=self, table_id=list(table_id), mode=mode,
+                return lance.write_dataset(data, namespace_client=self.ns, table_id=list(table_id), mode=mode,
                                            storage_options=opts or None)
             return lance_write(data, location, mode, opts)
 
@@ -221,20 +267,20 @@ class TableDataOps(TableOps, NamespaceBase):
             storage.remove_data_files(location, opts, fragments)
             raise _Taken(location) from e
 
-    def _undo_declaration(self, table_id, location: str, opts: dict, storage_reachable: bool = True) -> None:
+    def undo_declaration(self, table_id, location: str, opts: dict, storage_reachable: bool = True) -> None:
         """Remove our own declaration after our first write failed -- unless a
         table exists there by now: then it is someone else's and stays.  When the
         storage could not be reached, nothing was written there: the catalog entry
         goes, and storage is not asked again."""
         if storage_reachable and storage.lance_version(location, opts) is not None:
             return
-        self.deregister_table(DeregisterTableRequest(id=table_id))
+        self.ns.deregister_table(DeregisterTableRequest(id=table_id))
         if storage_reachable:
             storage.delete_location(location, opts)
 
     def _existing(self, table_id):
         try:
-            return self.describe_table(DescribeTableRequest(id=table_id, check_declared=True, vend_credentials=False))
+            return self.ns.describe_table(DescribeTableRequest(id=table_id, check_declared=True, vend_credentials=False))
         except TableNotFoundError:
             return None
 
@@ -244,7 +290,7 @@ class TableDataOps(TableOps, NamespaceBase):
         atomic (one winner), and so is the first commit (see _first_version),
         which settles a declared table being created by several clients.  A
         loser answers TableAlreadyExists (5) and never undoes what is not its own."""
-        data = tables.ipc_to_table(request_data, self.limits.max_decoded_bytes)
+        data = tables.ipc_to_table(request_data, self.ns.limits.max_decoded_bytes)
         mode = WriteMode.parse(request.mode, WriteMode.CREATE)
         if mode is WriteMode.APPEND:
             raise InvalidInputError("CreateTable mode must be Create, ExistOk or Overwrite")
@@ -252,18 +298,18 @@ class TableDataOps(TableOps, NamespaceBase):
         existing, declared_here = self._existing(request.id), False
         if existing is None:
             try:
-                declared = self.declare_table(DeclareTableRequest(
+                declared = self.ns.declare_table(DeclareTableRequest(
                     id=request.id, location=self._creation_location(request.id), properties=request.properties,
                     vend_credentials=False))
                 declared_here = True
                 location, managed = declared.location, bool(declared.managed_versioning)
-                opts = {**self.storage_options, **(declared.storage_options or {}), **overrides}
+                opts = {**self.ns.storage_options, **(declared.storage_options or {}), **overrides}
             except TableAlreadyExistsError:  # another client declared it since we looked
                 existing = self._existing(request.id)
                 if existing is None:
                     raise
         if existing is not None:
-            location, opts = existing.location, {**self.storage_options, **(existing.storage_options or {}), **overrides}
+            location, opts = existing.location, {**self.ns.storage_options, **(existing.storage_options or {}), **overrides}
             managed = bool(existing.managed_versioning)
             if not existing.is_only_declared:
                 return self._create_over_existing(mode, request.id, data, location, opts, managed)
@@ -278,7 +324,7 @@ class TableDataOps(TableOps, NamespaceBase):
                 # a DropTable won while we wrote (and deleted what we were writing)
                 raise ConcurrentModificationError(f"table {request.id!r} was dropped while being created") from e
             if declared_here:
-                self._undo_declaration(request.id, location, opts, storage_reachable=e.code != 17
+                self.undo_declaration(request.id, location, opts, storage_reachable=e.code != 17
                                        if isinstance(e, LanceNamespaceError) else True)
             raise
         if not self._still_declared(request.id, location):
@@ -295,17 +341,17 @@ class TableDataOps(TableOps, NamespaceBase):
         ``.lance-dropped`` marker), a fresh sibling of it, so a late writer of the
         dropped table cannot land in the new one.  Checked here, where the data is
         written anyway; DeclareTable itself makes no storage call."""
-        if not getattr(self, "keeps_dropped_marker", False):
+        if not self.ns.keeps_dropped_marker:
             return None
         ns, name = split_table_id(table_id)
-        default = self.default_location(ns, name)
-        chosen = self._unused_default_location(default)
+        default = self.ns.default_location(ns, name)
+        chosen = self.ns.unused_default_location(default)
         return None if chosen == default else chosen
 
     def _still_declared(self, table_id, location: str) -> bool:
         """Whether the table is still the one we are creating (same location)."""
         try:
-            return self.describe_table(DescribeTableRequest(id=table_id, vend_credentials=False)).location == location
+            return self.ns.describe_table(DescribeTableRequest(id=table_id, vend_credentials=False)).location == location
         except (TableNotFoundError, NamespaceNotFoundError):
             return False
 
@@ -335,17 +381,17 @@ class TableDataOps(TableOps, NamespaceBase):
             if declared_here and self._still_declared(table_id, location):
                 existing = self._existing(table_id)
                 if existing is not None and existing.is_only_declared:
-                    self.deregister_table(DeregisterTableRequest(id=table_id))
+                    self.ns.deregister_table(DeregisterTableRequest(id=table_id))
             raise
         return CreateTableResponse(location=location, version=ds.version, storage_options=opts or None)
 
     def insert_into_table(self, request, request_data: bytes):
-        data = tables.ipc_to_table(request_data, self.limits.max_decoded_bytes)
+        data = tables.ipc_to_table(request_data, self.ns.limits.max_decoded_bytes)
         mode = WriteMode.parse(request.mode, WriteMode.APPEND)
         if mode not in (WriteMode.APPEND, WriteMode.OVERWRITE):
             raise InvalidInputError("InsertIntoTable mode must be Append or Overwrite")
         if request.branch:  # a branch exists only on a table with data: no first version to settle
-            ds, location = self._dataset(request)
+            ds, location = self.dataset(request)
             with tables.translated(location):
                 ds = lance_write(data, ds, mode.value)
             return InsertIntoTableResponse(num_inserted_rows=data.num_rows, version=ds.version)
@@ -365,12 +411,12 @@ class TableDataOps(TableOps, NamespaceBase):
         return InsertIntoTableResponse(num_inserted_rows=data.num_rows, version=ds.version)
 
     def merge_insert_into_table(self, request, request_data: bytes):
-        data = tables.ipc_to_table(request_data, self.limits.max_decoded_bytes)
+        data = tables.ipc_to_table(request_data, self.ns.limits.max_decoded_bytes)
         if request.timeout:
             _duration(request.timeout)  # refused before anything is written
         if not request.on:
             raise InvalidInputError("MergeInsertIntoTable needs 'on' columns")
-        ds, location = self._dataset(request)
+        ds, location = self.dataset(request)
         with tables.translated(location):
             builder = ds.merge_insert(list(request.on))
             if request.when_matched_update_all:
@@ -398,7 +444,7 @@ class TableDataOps(TableOps, NamespaceBase):
             raise InvalidInputError("UpdateTable needs at least one [column, expression] pair")
         if request.properties:  # refused before any row changes, never silently dropped
             raise UnsupportedOperationError("UpdateTable cannot store table properties in this namespace")
-        ds, location = self._dataset(request)
+        ds, location = self.dataset(request)
         with tables.translated(location):
             result = ds.update({col: expr for col, expr in request.updates}, where=request.predicate or None)
         return UpdateTableResponse(updated_rows=int(result.get("num_rows_updated", 0)), version=ds.version)
@@ -406,65 +452,22 @@ class TableDataOps(TableOps, NamespaceBase):
     def delete_from_table(self, request):
         if not request.predicate:
             raise InvalidInputError("DeleteFromTable needs a predicate")
-        ds, location = self._dataset(request)
+        ds, location = self.dataset(request)
         with tables.translated(location):
             ds.delete(request.predicate)
         return DeleteFromTableResponse(version=ds.version)
 
     def count_table_rows(self, request):
-        ds, location = self._dataset(request, request.version)
+        ds, location = self.dataset(request, request.version)
         with tables.translated(location):
             return CountTableRowsResponse(count=ds.count_rows(filter=request.predicate or None))
 
     def query_table(self, request):
-        ds, location = self._dataset(request, request.version)
+        ds, location = self.dataset(request, request.version)
         with tables.translated(location):
-            result = ds.to_table(**self._scan_arguments(ds, request))
+            result = ds.to_table(**scan_arguments(ds, request))
         return QueryTableResponse(data=tables.table_to_ipc_file(result))
 
-    def _scan_arguments(self, ds, request) -> dict:
-        """pylance scanner arguments of a query (QueryTable, and the plans of
-        Explain/AnalyzeTableQueryPlan, whose requests carry the same fields)."""
-        columns = None
-        if request.columns is not None:
-            if request.columns.column_aliases:
-                columns = dict(request.columns.column_aliases)
-            elif request.columns.column_names:
-                columns = list(request.columns.column_names)
-        kwargs = dict(columns=columns, filter=request.filter or None, prefilter=request.prefilter,
-                      with_row_id=request.with_row_id, offset=request.offset, fast_search=request.fast_search)
-        vector = request.vector.single_vector if request.vector is not None else None
-        if request.vector is not None and request.vector.multi_vector:
-            vector = request.vector.multi_vector
-        if vector:
-            nearest = {"column": request.vector_column or self._vector_column(ds), "q": vector, "k": request.k}
-            for src, dst in (("distance_type", "metric"), ("nprobes", "nprobes"), ("refine_factor", "refine_factor"),
-                             ("ef", "ef"), ("minimum_nprobes", "minimum_nprobes"),
-                             ("maximum_nprobes", "maximum_nprobes")):
-                value = getattr(request, src, None)
-                if value is not None:
-                    nearest[dst] = value
-            if request.bypass_vector_index:
-                nearest["use_index"] = False
-            if request.lower_bound is not None or request.upper_bound is not None:
-                nearest["distance_range"] = (request.lower_bound, request.upper_bound)
-            kwargs["nearest"] = nearest
-        else:
-            kwargs["limit"] = request.k or None
-        if request.full_text_query is not None:
-            kwargs["full_text_query"] = _full_text_query(request.full_text_query)
-        return {k: v for k, v in kwargs.items() if v is not None}
-
-    @staticmethod
-    def _vector_column(ds) -> str:
-        import pyarrow as pa
-
-        for field in ds.schema:
-            if pa.types.is_fixed_size_list(field.type) or (
-                pa.types.is_list(field.type) and pa.types.is_fixed_size_list(field.type.value_type)
-            ):
-                return field.name
-        raise InvalidInputError("the table has no vector column; give vector_column")
 
     # -- indices ---------------------------------------------------------------------------
     def create_table_index(self, request):
@@ -476,7 +479,7 @@ class TableDataOps(TableOps, NamespaceBase):
         return CreateTableScalarIndexResponse()
 
     def _create_index(self, request, scalar_only: bool = False) -> None:
-        ds, location = self._dataset(request)
+        ds, location = self.dataset(request)
         kind = (request.index_type or "").upper()
         name = request.name or f"{request.column}_idx"
         if any(i.name == name for i in ds.describe_indices()):
@@ -494,7 +497,7 @@ class TableDataOps(TableOps, NamespaceBase):
                 raise InvalidInputError(f"unsupported index type {request.index_type!r}")
 
     def list_table_indices(self, request):
-        ds, location = self._dataset(request, request.version)
+        ds, location = self.dataset(request, request.version)
         with tables.translated(location):
             described = sorted(ds.describe_indices(), key=lambda d: d.name)
             listed = {i["name"]: i for i in ds.list_indices()}
@@ -528,14 +531,14 @@ class TableDataOps(TableOps, NamespaceBase):
         return name
 
     def drop_table_index(self, request):
-        ds, location = self._dataset(request)
+        ds, location = self.dataset(request)
         name = self._require_index(ds, request.index_name)
         with tables.translated(location):
             ds.drop_index(name)
         return DropTableIndexResponse()
 
     def describe_table_index_stats(self, request):
-        ds, location = self._dataset(request, request.version)
+        ds, location = self.dataset(request, request.version)
         name = self._require_index(ds, request.index_name)
         with tables.translated(location):
             stats = ds.stats.index_stats(name)
@@ -562,7 +565,7 @@ class TableDataOps(TableOps, NamespaceBase):
         )
 
     def list_table_versions(self, request):
-        ds, location = self._dataset(request)
+        ds, location = self.dataset(request)
         with tables.translated(location):
             versions = ds.versions()
         # keyset paging: zero-padded keys sort like the versions (reversed when descending)
@@ -575,7 +578,7 @@ class TableDataOps(TableOps, NamespaceBase):
         return ListTableVersionsResponse(versions=[self._version_model(by_key[k]) for k in page], page_token=token)
 
     def describe_table_version(self, request):
-        ds, location = self._dataset(request)
+        ds, location = self.dataset(request)
         with tables.translated(location):
             versions = ds.versions()
         wanted = request.version if request.version is not None else ds.version
@@ -585,19 +588,28 @@ class TableDataOps(TableOps, NamespaceBase):
         raise TableVersionNotFoundError(f"version {wanted} does not exist")
 
     def restore_table(self, request):
-        ds, location = self._dataset(request, request.version)
+        ds, location = self.dataset(request, request.version)
         with tables.translated(location):
             ds.restore()
         return RestoreTableResponse()
 
+    def named_page(self, request, read, build) -> tuple[dict, str | None]:
+        """A page of a table's named references (tags, branches): ``read(ds)`` gives
+        name -> pylance's dict, ``build`` makes each the response's model."""
+        ds, location = self.dataset(request)
+        with tables.translated(location):
+            named = read(ds)
+        page, token = paginate(sorted(named), request.limit, request.page_token)
+        return {name: build(named[name]) for name in page}, token
+
     # -- tags ---------------------------------------------------------------------------------
     def list_table_tags(self, request):
-        tags, token = self._named_page(request, lambda ds: ds.tags.list(), lambda t: TagContents(
+        tags, token = self.named_page(request, lambda ds: ds.tags.list(), lambda t: TagContents(
             version=int(t["version"]), branch=t.get("branch"), manifestSize=int(t.get("manifest_size") or 0)))
         return ListTableTagsResponse(tags=tags, page_token=token)
 
     def _tags(self, request, must_exist: bool | None):
-        ds, location = self._dataset(request)
+        ds, location = self.dataset(request)
         if not request.tag:
             raise InvalidInputError("tag is required")
         with tables.translated(location):

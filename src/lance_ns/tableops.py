@@ -2,11 +2,12 @@
 through pylance: schema evolution, schema and field metadata, statistics,
 branches, query plans and transactions.
 
-:class:`TableOps` is mixed into :class:`~lance_ns.dataops.TableDataOps`; it
-needs that class's ``_dataset`` / ``_where`` (a table's dataset on the
-request's branch) and offers one hook, :meth:`TableOps._schema_changed`, for
-catalogs that keep a copy of the schema in their table object (Unity's
-``columns``).
+:class:`TableOperations` is a collaborator the namespace holds
+(``ns.table_ops``): it opens a table's dataset through the namespace's
+:class:`~lance_ns.dataops.DataOperations` (on the request's branch) and calls
+one hook of the namespace, ``schema_changed(table_id, ds)``, which a catalog
+that keeps a copy of the schema in its table object (Unity's ``columns``)
+implements.
 
 What a *transaction* is here: every Lance commit writes one transaction file
 (``_transactions/``) with a UUID; the responses that carry a
@@ -42,7 +43,7 @@ from lance_namespace_urllib3_client.models import (
 )
 
 from . import detail, tables
-from .base import NamespaceBase, refused
+from .dataops import scan_arguments
 from .detail import json_to_arrow_type
 from .errors import (
     ConcurrentModificationError,
@@ -69,7 +70,7 @@ _NO_UDF = (
     "virtual (UDF) columns run a pickled Python function inside a Docker image (Geneva's job "
     "runner); Lance has no way to run them, so lance-ns cannot"
 )
-_NO_VIEWS = (
+NO_VIEWS = (
     "Lance has no materialized views: a view's source query and UDTF are an opaque client format "
     "(Geneva's) that only its job runner executes, so lance-ns can neither create nor refresh one"
 )
@@ -146,17 +147,17 @@ def _summary(lengths: list[int]) -> FragmentSummary:
     return FragmentSummary(min=s[0], max=s[-1], mean=sum(s) // len(s), p25=pct(25), p50=pct(50), p75=pct(75), p99=pct(99))
 
 
-class TableOps(NamespaceBase):
-    """Schema evolution, metadata, stats, branches, query plans and transactions."""
+class TableOperations:
+    """Schema evolution, metadata, stats, branches, query plans and transactions
+    of the namespace ``ns``, on the tables ``data`` opens."""
 
-    # -- hooks ----------------------------------------------------------------------
-    def _schema_changed(self, table_id, ds) -> None:
-        """After a commit changed the main branch's schema: a catalog that stores
-        the table's columns updates them (default: nothing is stored)."""
+    def __init__(self, ns, data):
+        self.ns = ns
+        self.data = data
 
     def _evolved(self, request, ds) -> None:
-        if not getattr(request, "branch", None):
-            self._schema_changed(request.id, ds)
+        if not getattr(request, "branch", None):  # the catalog's copy is of the main branch
+            self.ns.schema_changed(request.id, ds)
 
     # -- schema evolution -------------------------------------------------------------
     def alter_table_add_columns(self, request):
@@ -166,7 +167,7 @@ class TableOps(NamespaceBase):
         AlterTableBackfillColumns.  One request is one Lance commit."""
         if not request.new_columns:
             raise InvalidInputError("new_columns must name at least one column")
-        ds, location = self._dataset(request)
+        ds, location = self.data.dataset(request)
         names = [e.name for e in request.new_columns]
         taken = sorted({n for n in names if names.count(n) > 1} | (set(names) & set(ds.schema.names)))
         if taken:
@@ -225,7 +226,7 @@ class TableOps(NamespaceBase):
             if len(change) == 1:
                 raise InvalidInputError(f"alteration of {e.path!r} changes nothing (give rename, nullable or data_type)")
             changes.append(change)
-        ds, location = self._dataset(request)
+        ds, location = self.data.dataset(request)
         for change in changes:
             _field_at(ds.schema, change["path"])
         with tables.translated(location):
@@ -236,7 +237,7 @@ class TableOps(NamespaceBase):
     def alter_table_drop_columns(self, request):
         if not request.columns:
             raise InvalidInputError("columns must name at least one column")
-        ds, location = self._dataset(request)
+        ds, location = self.data.dataset(request)
         for path in request.columns:
             _field_at(ds.schema, path)
         with tables.translated(location):
@@ -263,7 +264,7 @@ class TableOps(NamespaceBase):
             value = getattr(request, name)
             if value is not None and value <= 0:
                 raise InvalidInputError(f"{name} must be positive, got {value}")
-        ds, location = self._dataset(request)
+        ds, location = self.data.dataset(request)
         if request.read_version is not None and request.read_version != ds.version:
             raise ConcurrentModificationError(
                 f"read_version {request.read_version} is not the table's latest version {ds.version}"
@@ -281,7 +282,7 @@ class TableOps(NamespaceBase):
         clears it), as the protocol's operation says; answers the result."""
         if request.metadata is None:
             raise InvalidInputError("metadata is required (an empty map clears the schema metadata)")
-        ds, location = self._dataset(request)
+        ds, location = self.data.dataset(request)
         with tables.translated(location):
             result = ds.update_schema_metadata(dict(request.metadata), replace=True)
         return UpdateTableSchemaMetadataResponse(metadata=dict(result), transaction_id=_transaction_id(ds))
@@ -291,7 +292,7 @@ class TableOps(NamespaceBase):
         in order, then committed at once: one Lance commit for the request."""
         if not request.updates:
             raise InvalidInputError("updates must hold at least one field")
-        ds, location = self._dataset(request)
+        ds, location = self.data.dataset(request)
         result: dict[str, dict[str, str]] = {}
         for entry in request.updates:
             current = result.get(entry.path)
@@ -312,7 +313,7 @@ class TableOps(NamespaceBase):
     def get_table_stats(self, request):
         """Rows, data file bytes, indices and the fragment-length distribution
         (live rows per fragment; "small" = under Lance's compaction target)."""
-        ds, location = self._dataset(request)
+        ds, location = self.data.dataset(request)
         with tables.translated(location):
             fragments = ds.get_fragments()
             lengths = [f.count_rows() for f in fragments]
@@ -335,7 +336,7 @@ class TableOps(NamespaceBase):
         problem = name_problem(request.name)
         if problem or request.name == MAIN_BRANCH:
             raise InvalidInputError(f"invalid branch name {request.name!r}: {problem or 'main is the default branch'}")
-        ds, location = self._dataset(request)
+        ds, location = self.data.dataset(request)
         with tables.translated(location):
             branches = ds.branches.list()
         if request.name in branches:
@@ -354,17 +355,8 @@ class TableOps(NamespaceBase):
             raise
         return CreateTableBranchResponse()
 
-    def _named_page(self, request, read, build) -> tuple[dict, str | None]:
-        """A page of a table's named references (tags, branches): ``read(ds)`` gives
-        name -> pylance's dict, ``build`` makes each the response's model."""
-        ds, location = self._dataset(request)
-        with tables.translated(location):
-            named = read(ds)
-        page, token = paginate(sorted(named), request.limit, request.page_token)
-        return {name: build(named[name]) for name in page}, token
-
     def list_table_branches(self, request):
-        branches, token = self._named_page(request, lambda ds: ds.branches.list(), lambda b: BranchContents(
+        branches, token = self.data.named_page(request, lambda ds: ds.branches.list(), lambda b: BranchContents(
             parent_branch=b.get("parent_branch"),
             parent_version=int(b["parent_version"]),
             create_at=int(b["create_at"]),
@@ -374,7 +366,7 @@ class TableOps(NamespaceBase):
         return ListTableBranchesResponse(branches=branches, page_token=token)
 
     def delete_table_branch(self, request):
-        ds, location = self._dataset(request)
+        ds, location = self.data.dataset(request)
         with tables.translated(location):
             if request.name not in ds.branches.list():
                 raise TableBranchNotFoundError(f"branch {request.name!r} does not exist")
@@ -390,15 +382,15 @@ class TableOps(NamespaceBase):
         if query.branch and request.branch and query.branch != request.branch:
             raise InvalidInputError("query.branch and branch differ")
         scan = query.model_copy(update={"id": request.id, "branch": request.branch or query.branch})
-        ds, location = self._dataset(scan, scan.version)
+        ds, location = self.data.dataset(scan, scan.version)
         with tables.translated(location):
-            return ds.scanner(**self._scan_arguments(ds, scan)).explain_plan(bool(request.verbose))
+            return ds.scanner(**scan_arguments(ds, scan)).explain_plan(bool(request.verbose))
 
     def analyze_table_query_plan(self, request) -> str:
         """The plan run once, with its metrics (rows, bytes, time per operator)."""
-        ds, location = self._dataset(request, request.version)
+        ds, location = self.data.dataset(request, request.version)
         with tables.translated(location):
-            return ds.scanner(**self._scan_arguments(ds, request)).analyze_plan()
+            return ds.scanner(**scan_arguments(ds, request)).analyze_plan()
 
     # -- transactions -------------------------------------------------------------------------
     def describe_transaction(self, request):
@@ -454,7 +446,7 @@ class TableOps(NamespaceBase):
         if len(ident) < 2:
             raise InvalidInputError("a transaction id is the table's id followed by the transaction's UUID")
         table_id, wanted = ident[:-1], ident[-1]
-        location, opts = self._where(table_id)
+        location, opts = self.data.where(table_id)
         ds = detail.open_dataset(location, opts)
         with tables.translated(location):
             for version in range(ds.version, 0, -1):
@@ -469,5 +461,3 @@ class TableOps(NamespaceBase):
                     return "Succeeded", props
         raise TransactionNotFoundError(f"no transaction {wanted!r} in table {table_id!r}")
 
-    create_materialized_view = refused(_NO_VIEWS)
-    refresh_materialized_view = refused(_NO_VIEWS)

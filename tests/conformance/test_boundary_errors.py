@@ -2,7 +2,7 @@
 backend's own code for it, never 18 -- also under the data operations, which call the
 catalog's primitives outside the catalog operations' own translation.  Injected per
 backend, with its own client's exception type, under AlterTableAddColumns (where a
-catalog that keeps a table's columns updates its entry: Unity's ``_schema_changed``)."""
+catalog that keeps a table's columns updates its entry: Unity's ``schema_changed``)."""
 
 from __future__ import annotations
 
@@ -74,12 +74,12 @@ def test_a_client_error_under_a_data_operation_answers_its_own_code(backend):
         def injected(*args, **kwargs):
             raise error
 
-        ns._schema_changed = injected
+        ns.schema_changed = injected
         try:
             with pytest.raises(Exception) as raised:
                 ns.alter_table_add_columns({"id": nsid + ["t"], "new_columns": [{"name": "y", "expression": "x * 2"}]})
         finally:
-            del ns._schema_changed
+            del ns.schema_changed
         assert getattr(raised.value, "code", None) == expected.code, raised.value
     finally:
         drop_tree(ns, nsid)

@@ -1,4 +1,4 @@
-"""The data operations (TableDataOps) through the directory namespace."""
+"""The data operations (DataOperations) through the directory namespace."""
 
 from __future__ import annotations
 

@@ -294,7 +294,7 @@ class UnityNamespace(CatalogNamespace):
                 raise TableAlreadyExistsError(f"table {to_string(ns + [table.name])!r} already exists: {e.message}") from e
             raise
 
-    def _schema_changed(self, table_id, ds) -> None:
+    def schema_changed(self, table_id, ds) -> None:
         """Unity's contract has no table update, so after a schema change the entry
         is replaced (delete, then create with the columns of the new schema).  The
         data is never touched (an EXTERNAL table); if the create fails it is tried
@@ -358,7 +358,7 @@ class UnityNamespace(CatalogNamespace):
                 "only the version history of a managed table changes, in its ledger"
             )
         # Unity is not asked again afterwards: a schema change re-creates the entry for a moment
-        # (_schema_changed), which would pass for a drop after the version was granted.
+        # (schema_changed), which would pass for a drop after the version was granted.
         return self._ledger(ns, table).swap(properties[VERSIONS_KEY], int(table.token or 0))
 
     def _swap_tables_properties(self, changes):
