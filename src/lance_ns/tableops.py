@@ -56,7 +56,6 @@ from .errors import (
 )
 from .identifiers import name_problem
 from .modes import SetPropertyMode, TransactionStatus, UnsetPropertyMode
-from .paging import paginate
 
 #: field metadata key holding a computed column's SQL expression (its binding),
 #: written by AlterTableAddColumns ``computed`` and read by AlterTableBackfillColumns

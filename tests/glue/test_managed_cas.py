@@ -58,7 +58,7 @@ def test_a_commit_is_conditioned_on_the_version_id_read_and_a_lost_race_is_code_
 
 def test_the_swap_primitive_reports_won_and_lost():
     ns = connect()
-    table = lance_ns.catalog.CatalogTable(name="t", location=LOCATION, properties=dict(PARAMS), kind="EXTERNAL_TABLE",
+    table = lance_ns.catalog.table.CatalogTable(name="t", location=LOCATION, properties=dict(PARAMS), kind="EXTERNAL_TABLE",
                                           token="5")
     with Stubber(ns.glue) as stub:
         for error in (None, "ConcurrentModificationException"):

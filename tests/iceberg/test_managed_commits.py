@@ -27,7 +27,7 @@ from pyiceberg.manifest import read_manifest_list
 
 import lance_ns
 from lance_ns import storage
-from lance_ns.catalog import VERSIONS_KEY
+from lance_ns.catalog.table import VERSIONS_KEY
 
 from .conftest import SERVERS
 from .stub import CLIENT_ID, CLIENT_SECRET, error, iceberg_stub, table_response
@@ -200,7 +200,7 @@ def _two_tables(stub, tmp_path):
 def test_several_tables_go_to_the_advertised_transaction_endpoint(stub, tmp_path, status, granted):
     c, tables = _two_tables(stub, tmp_path)
     stub.route("POST", TRANSACTIONS, status, None if status == 204 else error(409, "CommitFailedException"))
-    assert c._add_versions(tables) is granted
+    assert c.history.add(tables) is granted
     (sent,) = stub.calls("POST", TRANSACTIONS)
     changes = sent.json()["table-changes"]
     assert [ch["identifier"] for ch in changes] == [{"namespace": ["db"], "name": n} for n in ("a", "b")]

@@ -207,7 +207,7 @@ def test_a_version_whose_manifest_never_arrived_is_refused_until_withdrawn(tmp_p
     """A committer that stops between the grant and the manifest copy: reads of the latest
     version wait, then refuse the table (19) rather than answer a version pylance would
     take for a new table and commit over; withdrawing the version makes the table readable."""
-    import lance_ns.catalog
+    import lance_ns.catalog.versions
 
     ns = managed_dir(tmp_path)
     lance.write_dataset(rows("a"), namespace_client=ns, table_id=["t"], mode="create")
@@ -215,7 +215,7 @@ def test_a_version_whose_manifest_never_arrived_is_refused_until_withdrawn(tmp_p
     manifest = ns.describe_table_version({"id": ["t"], "version": 2}).version.manifest_path
     location = ns.describe_table({"id": ["t"]}).location
     Path(location, "_versions", manifest.rstrip("/").rsplit("/", 1)[-1]).unlink()  # the copy never happened
-    monkeypatch.setattr(lance_ns.catalog, "_PUBLISH_WAIT", 0.2)
+    monkeypatch.setattr(lance_ns.catalog.versions, "_PUBLISH_WAIT", 0.2)
     with pytest.raises(LanceNamespaceError) as info:
         ns.describe_table({"id": ["t"]})
     assert int(info.value.code) == 19 and "BatchDeleteTableVersions" in str(info.value)

@@ -27,7 +27,7 @@ from lance_namespace import LanceNamespaceError
 
 import lance_ns
 from lance_ns import ledger
-from lance_ns.catalog import VERSIONS_KEY
+from lance_ns.catalog.table import VERSIONS_KEY
 from lance_ns.conformance.checks_managed import Stager
 from lance_ns.impls.unity import LEDGER_KEY
 from tests.unity.servers import DOUBLE, unity_target

@@ -53,7 +53,8 @@ import botocore.loaders
 import botocore.session
 from botocore.config import Config
 
-from ..catalog import CatalogNamespace, CatalogTable
+from ..catalog import CatalogNamespace
+from ..catalog.table import CatalogTable
 from ..errors import (
     ConcurrentModificationError,
     InvalidInputError,

@@ -84,7 +84,8 @@ from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
 from .. import storage
-from ..catalog import CatalogNamespace, CatalogTable
+from ..catalog import CatalogNamespace
+from ..catalog.table import CatalogTable
 from ..identifiers import to_string
 from ..paging import check_limit
 from ..errors import (

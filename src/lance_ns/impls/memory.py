@@ -11,7 +11,8 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 
-from ..catalog import CatalogNamespace, CatalogTable
+from ..catalog import CatalogNamespace
+from ..catalog.table import CatalogTable
 from ..errors import (
     NamespaceAlreadyExistsError,
     NamespaceNotEmptyError,

@@ -35,7 +35,8 @@ from urllib.parse import quote, unquote, urlparse
 import httpx
 
 from .. import ledger, retry, storage
-from ..catalog import VERSIONS_KEY, CatalogNamespace, CatalogTable, is_managed, shown_properties
+from ..catalog import CatalogNamespace
+from ..catalog.table import VERSIONS_KEY, CatalogTable, is_managed, shown_properties
 from ..errors import (
     ConcurrentModificationError,
     InternalError,

@@ -48,7 +48,6 @@ else keeps its data unless the request's context says ``purge``.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -59,7 +58,8 @@ from dataclasses import dataclass, replace
 
 from ... import storage
 from ...base import refuse_blocking
-from ...catalog import CatalogNamespace, CatalogTable, _overlaps, is_managed
+from ...catalog import CatalogNamespace
+from ...catalog.table import CatalogTable, is_managed, overlaps
 from ...errors import (
     ConcurrentModificationError,
     InvalidInputError,
@@ -84,14 +84,11 @@ from .layout import (
     nested_dir_name,
     object_id,
 )
-from .manifest import NAMESPACE, TABLE, TABLE_VERSION, Entry, Exists, Manifest
+from .history import HISTORY_KEY, VersionStoreHistory, history_id
+from .manifest import NAMESPACE, TABLE, Entry, Exists, Manifest
 
 log = logging.getLogger(__name__)
 
-#: the table property naming a managed table's history in the version store (set at
-#: creation, copied by a rename, so a table declared again under the name starts empty);
-#: tables made before it existed are found under their object id
-HISTORY_KEY = "lance_ns.history"
 #: how long a remote root listing is reused for continuation pages
 _REMOTE_LISTING_TTL = 30.0
 #: a nested table's directory as pylance names it: ``<8 hex>_<object id>``
@@ -122,6 +119,7 @@ class DirectoryNamespace(CatalogNamespace):
     location_suffix = TABLE_SUFFIX
 
     supports_managed_versioning = True
+    history_store = VersionStoreHistory
 
     def __init__(self, **properties: str):
         super().__init__(**properties)
@@ -159,7 +157,7 @@ class DirectoryNamespace(CatalogNamespace):
                 retain_versions=self.int_prop("manifest_retain_versions", 8, minimum=1),
                 staleness=self.int_prop("manifest_staleness_ms", 0) / 1000, remote=not self.local,
             )
-            self.manifest.move_versions_to = self._adopt_versions
+            self.manifest.move_versions_to = self.history.adopt
         self._listing_lock = threading.Lock()
         self._abs_cache: dict[str, str] = {}  # stored location -> absolute
         # (manifest version, dir key, time, sorted names, listed name -> location)
@@ -222,7 +220,7 @@ class DirectoryNamespace(CatalogNamespace):
         oid = object_id(ns + [name])
         if self.manifest is not None:
             for e in self.manifest.entries(TABLE):
-                if e.object_id != oid and e.location and _overlaps(self._abs(e.location), location):
+                if e.object_id != oid and e.location and overlaps(self._abs(e.location), location):
                     raise InvalidInputError(
                         f"location {raw!r} overlaps the location of table {to_string(e.object_id.split(ID_DELIMITER))!r}"
                     )
@@ -395,7 +393,7 @@ class DirectoryNamespace(CatalogNamespace):
                 dropped.append(table)
                 if self.deletes_data_of(parts[:-1], table, purge):
                     self.files.delete_tree(table.location)
-        self._forget_history(dropped)
+        self.history.forget(dropped)
 
     # -- primitives: tables -------------------------------------------------------------
     def _list_tables(self, ns):
@@ -479,7 +477,7 @@ class DirectoryNamespace(CatalogNamespace):
     def _drop_table_object(self, ns, table, purge=False):
         super()._drop_table_object(ns, table, purge)
         self._invalidate_listing()  # the directory is gone now too
-        self._forget_history([table])
+        self.history.forget([table])
 
     def _rename_table(self, ns, table, new_ns, new_name):
         """Renames are manifest entries: the new entry, then the old one's removal
@@ -504,7 +502,7 @@ class DirectoryNamespace(CatalogNamespace):
             table = replace(table, entry=self.manifest.get(table.name))
         if is_managed(table) and HISTORY_KEY not in table.properties:
             # made before HISTORY_KEY: its history is under the old object id, and goes on there
-            table = replace(table, properties={**table.properties, HISTORY_KEY: self._history_id(table)})
+            table = replace(table, properties={**table.properties, HISTORY_KEY: history_id(table)})
         try:
             super()._rename_table(ns, table, new_ns, new_name)
         finally:
@@ -548,7 +546,7 @@ class DirectoryNamespace(CatalogNamespace):
             raise NamespaceNotFoundError(f"namespace {to_string(ns)!r} was dropped meanwhile")
 
     def _deregistered(self, ns, table):
-        self._forget_history([table])
+        self.history.forget([table])
         if not ns and storage.is_within(self.root, table.location) and "/" not in self._stored(table.location):
             # a root directory would be found again by listing: mark it, as pylance does
             self.files.write(storage.join(table.location, DEREGISTERED), MARKER_BODY)
@@ -557,76 +555,3 @@ class DirectoryNamespace(CatalogNamespace):
     # -- implementation-managed tables: the history in the version store ----------------------
     def managed_default(self) -> bool:
         return self.bool_prop("managed_versioning", self.bool_prop("table_version_tracking_enabled", False))
-
-    @staticmethod
-    def _history_id(table) -> str | None:
-        """Where ``table``'s history lives in the version store (None: a listed root table)."""
-        if table.entry is None:
-            return None
-        return (table.properties or {}).get(HISTORY_KEY) or table.entry.object_id
-
-    @staticmethod
-    def _version_row_id(history: str, version: int) -> str:
-        # "/" never occurs in a name: no table or namespace can have this id
-        return f"{history}/v/{version:020d}"
-
-    def _version_rows(self, history: str | None) -> list[Entry]:
-        if self.version_store is None or history is None:
-            return []
-        return self.version_store.with_prefix(f"{history}/v/", TABLE_VERSION)
-
-    def _versions(self, ns, table):
-        return [json.loads(e.properties["record"]) for e in self._version_rows(self._history_id(table))]
-
-    def _add_versions(self, items):
-        """One version-store commit for every table: a version's row id is unique, so of
-        racing commits of one version exactly one lands (manifest.insert_many)."""
-        rows = []
-        for ns, table, records in items:
-            history = self._history_id(table)
-            if history is None:
-                return False
-            for r in records:
-                rows.append(Entry(self._version_row_id(history, r["version"]), TABLE_VERSION, None,
-                                  {"record": json.dumps(r, sort_keys=True)}))
-        try:
-            self.version_store.insert_many(rows)
-        except Exists:
-            return False
-        for ns, table, _ in items:  # a table dropped meanwhile: its new rows go with it
-            current = self.manifest.get(table.entry.object_id)
-            if current is None or self._history_id(replace(table, properties=dict(current.properties or {}),
-                                                            entry=current)) != self._history_id(table):
-                self.version_store.delete([r.object_id for r in rows])
-                raise TableNotFoundError(f"table {to_string(ns + [table.name])!r} was dropped meanwhile")
-        return True
-
-    def _remove_versions(self, ns, table, numbers):
-        history = self._history_id(table)
-        if history is not None:
-            self.version_store.delete([self._version_row_id(history, v) for v in numbers])
-        return True
-
-    def _forget_history(self, tables) -> None:
-        """After a drop or deregistration: the history of the tables that went.  Best
-        effort: a history left behind is never read again (a new table gets a new id)."""
-        if self.version_store is None:
-            return
-        doomed = [e.object_id for t in tables if is_managed(t) for e in self._version_rows(self._history_id(t))]
-        try:
-            self.version_store.delete(doomed)
-        except Exception as e:  # noqa: BLE001 - the drop itself succeeded
-            log.warning("could not remove the version history of dropped tables: %s", e)
-
-    def _adopt_versions(self, rows: list[Entry]) -> None:
-        """The version rows an earlier release kept in ``__manifest`` (keyed by the
-        table's object id, as tables without HISTORY_KEY are found), into the store."""
-        for _ in range(3):
-            missing = [r for r in rows if self.version_store.get(r.object_id) is None]
-            if not missing:
-                return
-            try:
-                self.version_store.insert_many(missing)
-                return
-            except Exists:  # another process moves the same rows: take what is left
-                continue

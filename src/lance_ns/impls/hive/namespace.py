@@ -13,7 +13,8 @@ from urllib.parse import urlparse
 from pymetastore.hive_metastore import ttypes as hms
 
 from ... import storage
-from ...catalog import CatalogNamespace, CatalogTable, is_lance_properties
+from ...catalog import CatalogNamespace
+from ...catalog.table import CatalogTable, is_lance_properties
 from ...errors import (
     ConcurrentModificationError,
     InternalError,

@@ -1,0 +1,578 @@
+"""CatalogNamespace: the one algorithm shared by every catalog backend.
+
+Hive, Glue, Unity, Iceberg REST (and the in-memory catalog) all do the same
+thing: resolve an identifier to catalog levels, check the parent exists,
+store a table object marked ``table_type=lance`` with its location, filter
+listings to Lance tables, sort, page, and translate the service's errors to
+spec codes.  That algorithm lives here once; a backend supplies only the
+primitives (get/list/create/delete of its own namespace and table objects)
+and ``translate_error``.
+
+The backend contract -- the primitives a backend writes, and everything else it may
+override (hooks, settings) -- is :mod:`lance_ns.catalog.store`, in one place.  The
+operations themselves are answered here and by collaborators the namespace holds:
+:class:`~lance_ns.dataops.DataOperations`, :class:`~lance_ns.tableops.TableOperations`
+and :class:`~lance_ns.catalog.versions.TableVersions`.
+
+The rules written once here, for every backend (the directory namespace too):
+
+* request options: ``version`` / ``tag`` / ``load_detailed_metadata`` /
+  ``check_declared`` of DescribeTable, ``version`` of TableExists,
+  ``include_declared`` of ListTables, modes, paging;
+* locations (:func:`lance_ns.catalog.locations.checked`): a table location
+  never equals, contains or lies inside the root, a reserved path or another
+  table's location, as far as the namespace can know cheaply (see there);
+* what a drop deletes (:meth:`CatalogNamespace.owns_location`): DropTable and
+  a Cascade DropNamespace delete data only at locations the namespace chose
+  itself (the default location of the table's id); a table registered or
+  declared at any other location loses its entry and keeps its data, unless
+  the request's ``context`` says ``{"purge": "true"}``.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+
+from lance_namespace import (
+    DeclareTableResponse,
+    DeregisterTableResponse,
+    DescribeTableResponse,
+    DropTableResponse,
+    ListTablesResponse,
+    RegisterTableResponse,
+    RenameTableResponse,
+    TableExistsResponse,
+)
+
+from .. import storage, vending
+from ..base import NamespaceBase, delegate, refuse_blocking, refused
+from ..dataops import DataOperations
+from ..errors import (
+    ConcurrentModificationError,
+    InvalidInputError,
+    LanceNamespaceError,
+    NamespaceNotFoundError,
+    TableAlreadyExistsError,
+    TableNotFoundError,
+    UnsupportedOperationError,
+)
+from ..identifiers import split_table_id, to_string, validate_id
+from ..modes import DropBehavior, RegisterMode, is_true
+from ..paging import paginate
+from ..tableops import NO_VIEWS, TableOperations
+from .table import (
+    LANCE,
+    MANAGED_KEY,
+    TABLE_TYPE_KEY,
+    VERSIONS_KEY,
+    CatalogTable,
+    is_lance_properties,
+    is_managed,
+    purge_requested,
+    shown_properties,
+    translating,
+)
+from . import locations
+from .namespaces import NamespaceOperations
+from .versions import PropertyHistory, TableVersions
+
+log = logging.getLogger(__name__)
+
+
+class CatalogNamespace(NamespaceBase):
+    """Base of the catalog-backed implementations.
+
+    The data operations (CreateTable from Arrow IPC, InsertInto, Query, indices,
+    versions, tags...) are answered by :class:`~lance_ns.dataops.DataOperations`
+    and the table operations (schema evolution, branches, stats, plans,
+    transactions) by :class:`~lance_ns.tableops.TableOperations`, collaborators
+    this namespace holds, through the location DescribeTable returns, so every
+    catalog serves them like the directory does.
+    """
+
+    #: the catalog table kind a Lance table must have (None: not checked)
+    lance_table_kind: str | None = None
+    #: namespace depths (1 = child of the root) that can hold tables
+    table_depths: tuple[int, ...] | None = None  # None: any depth >= 1
+    #: deepest namespace level (None: unbounded)
+    max_depth: int | None = None
+    #: namespace depths that may be created through this API
+    creatable_depths: tuple[int, ...] | None = None  # None: any depth <= max_depth
+    supports_cascade: bool = True
+    #: DropNamespace of a missing namespace succeeds (Iceberg spec)
+    drop_missing_ok: bool = False
+    default_root: str | None = None  # None: current directory
+    location_suffix: str = ".lance"
+    #: the shallowest namespace depth holding tables when ``table_depths`` is None
+    min_table_depth: int = 1
+    #: tables are stored with ``table_type=lance`` (catalogs shared with other engines)
+    marks_lance_tables: bool = True
+
+    def __init__(self, **properties: str):
+        super().__init__(**properties)
+        self.root = storage.normalize_root(self.prop("root") or self.default_root or ".")
+        #: temporary table-scoped credentials (``credential_vendor.*``), None when off
+        self.vendor = vending.CredentialVendor.from_properties(self.properties, self.storage_options)
+        self.data_ops = DataOperations(self)
+        self.table_ops = TableOperations(self, self.data_ops)
+        self.versions = TableVersions(self)
+        self.namespace_ops = NamespaceOperations(self)
+        self.history = self.history_store(self)
+
+    # -- the operations collaborators answer ---------------------------------------------
+    create_namespace = delegate("namespace_ops")
+    list_namespaces = delegate("namespace_ops")
+    describe_namespace = delegate("namespace_ops")
+    namespace_exists = delegate("namespace_ops")
+    drop_namespace = delegate("namespace_ops")
+    list_all_tables = delegate("namespace_ops")
+    insert_into_table = delegate("data_ops")
+    merge_insert_into_table = delegate("data_ops")
+    update_table = delegate("data_ops")
+    delete_from_table = delegate("data_ops")
+    count_table_rows = delegate("data_ops")
+    query_table = delegate("data_ops")
+    create_table_index = delegate("data_ops")
+    create_table_scalar_index = delegate("data_ops")
+    list_table_indices = delegate("data_ops")
+    drop_table_index = delegate("data_ops")
+    describe_table_index_stats = delegate("data_ops")
+    restore_table = delegate("data_ops")
+    list_table_tags = delegate("data_ops")
+    create_table_tag = delegate("data_ops")
+    delete_table_tag = delegate("data_ops")
+    update_table_tag = delegate("data_ops")
+    get_table_tag_version = delegate("data_ops")
+    alter_table_add_columns = delegate("table_ops")
+    alter_table_alter_columns = delegate("table_ops")
+    alter_table_drop_columns = delegate("table_ops")
+    alter_table_backfill_columns = delegate("table_ops")
+    update_table_schema_metadata = delegate("table_ops")
+    update_field_metadata = delegate("table_ops")
+    get_table_stats = delegate("table_ops")
+    create_table_branch = delegate("table_ops")
+    list_table_branches = delegate("table_ops")
+    delete_table_branch = delegate("table_ops")
+    explain_table_query_plan = delegate("table_ops")
+    analyze_table_query_plan = delegate("table_ops")
+    describe_transaction = delegate("table_ops")
+    alter_transaction = delegate("table_ops")
+    create_table_version = delegate("versions")
+    batch_create_table_versions = delegate("versions")
+    describe_table_version = delegate("versions")
+    list_table_versions = delegate("versions")
+    batch_delete_table_versions = delegate("versions")
+    batch_commit_tables = delegate("versions")
+    create_materialized_view = refused(NO_VIEWS)
+    refresh_materialized_view = refused(NO_VIEWS)
+
+    def schema_changed(self, table_id, ds) -> None:
+        """Hook: a commit changed the main branch's schema.  A catalog that stores
+        the table's columns updates them (default: nothing is stored)."""
+
+    @property
+    def vends_credentials(self) -> bool:
+        return self.vendor is not None
+
+    def _vended(self, response, location: str | None, request):
+        """DescribeTable / DeclareTable / CreateTable answers: credentials for the table's location."""
+        if self.vendor:
+            refuse_blocking("vending credentials")
+        return self.vendor.answer(response, location, request) if self.vendor else response
+
+    # -- hooks ----------------------------------------------------------------
+    def default_location(self, ns: list[str], name: str) -> str:
+        return storage.join(self.root, *ns, name + self.location_suffix)
+
+    def owns_location(self, ns: list[str], name: str, location: str) -> bool:
+        """Whether ``location`` is the one this namespace chose for table ``ns.name``.
+
+        That is the default location, or a fresh sibling of it that DeclareTable
+        chose because the default one still held files (:func:`storage.fresh_variant`).
+        Only such locations are deleted by DropTable and Cascade drops; a
+        registered location (or one given to DeclareTable) belongs to whoever
+        put the data there.
+        """
+        default = self.default_location(ns, name)
+        return location.rstrip("/") == default.rstrip("/") or storage.is_fresh_variant(location, default)
+
+    def is_lance(self, table: CatalogTable) -> bool:
+        if not self.marks_lance_tables:
+            return True
+        if self.lance_table_kind and (table.kind or "").upper() != self.lance_table_kind:
+            return False
+        return is_lance_properties(table.properties)
+
+    def namespace_properties_in(self, properties: dict[str, str] | None) -> dict[str, str]:
+        return dict(properties or {})
+
+    # -- primitives: the backend implements CatalogStore's (store.py); defaults of the optional ones
+    def _replace_table(self, ns: list[str], table: CatalogTable) -> None:
+        self._delete_table(ns, table.name)
+        self._create_table(ns, table)
+
+    # -- shared checks ----------------------------------------------------------
+    def _check_depth(self, ns: list[str], what: str = "namespace") -> None:
+        if self.max_depth is not None and len(ns) > self.max_depth:
+            raise InvalidInputError(
+                f"{what} {to_string(ns)!r} is {len(ns)} levels deep; "
+                f"{type(self).__name__} has at most {self.max_depth}"
+            )
+
+    def _require_namespace(self, ns: list[str]) -> dict[str, str]:
+        if not ns:
+            return {}
+        self._check_depth(ns)
+        props = self._get_namespace(ns)
+        if props is None:
+            raise NamespaceNotFoundError(f"namespace {to_string(ns)!r} does not exist")
+        return props
+
+    def _holds_tables(self, ns: list[str]) -> bool:
+        if self.table_depths is not None:
+            return len(ns) in self.table_depths
+        return len(ns) >= self.min_table_depth
+
+    def _require_table_namespace(self, ns: list[str]) -> dict[str, str]:
+        depths = self.table_depths
+        if not self._holds_tables(ns):
+            levels = "any level below the root" if depths is None else f"level {', '.join(map(str, depths))}"
+            raise InvalidInputError(
+                f"tables of {type(self).__name__} live in namespaces at {levels}, not in {to_string(ns)!r}"
+            )
+        return self._require_namespace(ns)
+
+    def _lance_table(self, table_id) -> tuple[list[str], CatalogTable]:
+        ns, name = split_table_id(table_id)
+        if not self._holds_tables(ns):
+            raise TableNotFoundError(f"table {to_string(ns + [name])!r} does not exist")
+        self._check_depth(ns, "table namespace")
+        table = self._get_table(ns, name)
+        if table is None:  # also in a missing namespace: one lookup, no second one to tell which
+            raise TableNotFoundError(f"table {to_string(ns + [name])!r} does not exist")
+        if not self.is_lance(table):
+            raise InvalidInputError(f"table {to_string(ns + [name])!r} is not a Lance table")
+        return ns, table
+
+    def _table_storage_options(self, table: CatalogTable) -> dict[str, str]:
+        opts = dict(self.storage_options)
+        for key, value in table.properties.items():
+            if key.startswith("storage."):
+                opts[key[len("storage.") :]] = value
+        return opts
+
+    def _drop_checked(self, ns: list[str], behavior: DropBehavior, purge: bool = False) -> None:
+        """DropNamespace once checked (a backend may carry it out its own way)."""
+        self.namespace_ops.drop_checked(ns, behavior, purge)
+
+    # -- table operations --------------------------------------------------------
+    @translating
+    def list_tables(self, request):
+        ns = request.id or []
+        self._require_namespace(ns)
+        if not self._holds_tables(ns):
+            page, token = paginate([], request.limit, request.page_token)
+        else:
+            keep = self._has_data if request.include_declared is False else None
+            page, token = self._lance_table_page(ns, request.limit, request.page_token, keep)
+        return ListTablesResponse(tables=page, page_token=token)
+
+    def _lance_table_page(self, ns: list[str], limit, page_token: str | None, keep=None) -> tuple[list[str], str | None]:
+        """One page of the sorted names of the Lance tables of ``ns`` (with
+        ``keep``: only those it accepts) and the next token (:func:`paginate`).
+        A backend that must load each table to tell overrides it to load only
+        what the page needs."""
+        return paginate(self._table_names(ns, keep), limit, page_token)
+
+    def _table_names(self, ns: list[str], keep=None) -> list[str]:
+        """Sorted names of the Lance tables of ``ns`` (with ``keep``: only those it accepts)."""
+        if keep is None:
+            return self._lance_table_names(ns)
+        return sorted(t.name for t in self._list_tables(ns) if self.is_lance(t) and keep(t))
+
+    def _lance_table_names(self, ns: list[str]) -> list[str]:
+        """Sorted, unique names of the Lance tables of ``ns`` (a backend may
+        answer from an index without building every table object)."""
+        return sorted({t.name for t in self._list_tables(ns) if self.is_lance(t)})
+
+    @translating
+    def describe_table(self, request):
+        ns, table = self._lance_table(request.id)
+        opts = self._table_storage_options(table)
+        resp = DescribeTableResponse(
+            table=table.name,
+            namespace=ns,
+            location=table.location,
+            storage_options=opts or None,
+            properties=shown_properties(table.properties),
+        )
+        if request.with_table_uri:
+            resp.table_uri = table.location
+        if is_managed(table):
+            self.versions.describe_managed(ns, table, resp, request, opts)
+        elif (request.load_detailed_metadata or request.version is not None or request.tag or request.check_declared
+                or request.branch):
+            self._add_detail(resp, request, opts)
+        return self._vended(resp, table.location, request)
+
+    def _add_detail(self, resp, request, opts) -> None:
+        """Version, schema and stats from the Lance table itself (pylance)."""
+        refuse_blocking("opening the Lance table")
+        from .. import detail  # pylance is imported only when detail is asked for
+
+        detail.fill_detail(resp, resp.location, opts, request)
+
+    @translating
+    def table_exists(self, request):
+        ns, table = self._lance_table(request.id)
+        if request.version is not None:
+            refuse_blocking("checking a version")
+        if request.version is not None and is_managed(table):
+            self.versions.published(ns, table, request.version)
+        elif request.version is not None:
+            from .. import detail
+
+            detail.open_dataset(table.location, self._table_storage_options(table), request.version)
+        return TableExistsResponse()
+
+    def _has_data(self, table: CatalogTable) -> bool:
+        """Whether a table holds a committed version (False: only declared)."""
+        refuse_blocking("looking for a table's versions")
+        return bool(table.location) and storage.has_versions(table.location, self._table_storage_options(table))
+
+    @translating
+    def declare_table(self, request):
+        """A metadata-only operation (the protocol: "without touching storage"): on a
+        catalog it makes no storage call at all, so it works where the catalog can be
+        reached and the data cannot.  The location is checked against what the catalog
+        knows (:func:`.locations.checked` with ``metadata_only``); the directory
+        namespace, whose catalog is the storage, also writes its ``.lance-reserved``.
+        (A Hive Metastore makes a local table directory itself on create_table; hive
+        makes it first, locally only, so the metastore's clean-up of a lost race cannot
+        delete the winner's data: see impls/hive.)"""
+        ns, name = split_table_id(request.id)
+        ns_props = self._require_table_namespace(ns)
+        if self._get_table(ns, name) is not None:
+            raise TableAlreadyExistsError(f"table {to_string(ns + [name])!r} already exists")
+        if request.location:
+            location = locations.checked(self, ns, name, request.location, metadata_only=not self.catalog_in_storage)
+        else:
+            location = self.default_location(ns, name)
+        props = self._stored_properties(request.properties)
+        managed = self._wants_managed(request.properties, ns_props)
+        if managed:
+            props[MANAGED_KEY] = "true"
+        table = CatalogTable(name=name, location=location, properties=props, kind=self.lance_table_kind,
+                             has_data=False)
+        self._create_table(ns, table)
+        self._declared(ns, table)
+        resp = DeclareTableResponse(
+            location=location, storage_options=self.storage_options or None, properties=props or None,
+            managed_versioning=True if managed else None,
+        )
+        return self._vended(resp, location, request)
+
+    def create_table(self, request, request_data: bytes):
+        resp = self.data_ops.create_table(request, request_data)
+        return self._vended(resp, resp.location, request)
+
+    @translating
+    def register_table(self, request):
+        ns, name = split_table_id(request.id)
+        mode = RegisterMode.parse(request.mode, RegisterMode.CREATE)
+        if is_true((request.properties or {}).get(MANAGED_KEY, "")):
+            raise UnsupportedOperationError(
+                "RegisterTable adopts a table as storage-managed: its history was written outside the "
+                "namespace (create the table through the namespace to have it implementation-managed)"
+            )
+        self._require_table_namespace(ns)
+        existing = self._get_table(ns, name)  # before any storage work: a duplicate is 5 wherever the data is
+        if existing is not None and mode is RegisterMode.CREATE:
+            raise TableAlreadyExistsError(f"table {to_string(ns + [name])!r} already exists")
+        location = locations.checked(self, ns, name, request.location)
+        try:
+            found = storage.open_lance(location, self.storage_options)
+        except Exception as e:  # noqa: BLE001 - unreachable: 17; anything else: not a table we can read
+            if storage.is_unreachable(e):
+                raise storage.unreachable_error(e, location) from e
+            found = None
+        if found is None:
+            raise InvalidInputError(f"no Lance table at {location!r}")
+        props = self._stored_properties(request.properties)
+        table = CatalogTable(name=name, location=location, properties=props, kind=self.lance_table_kind)
+        if existing is not None:
+            if not self.is_lance(existing):
+                raise InvalidInputError(f"table {to_string(ns + [name])!r} is not a Lance table; not replacing it")
+            self._replace_table(ns, table)
+        else:
+            self._create_table(ns, table)
+        self._registered(ns, table)
+        return RegisterTableResponse(location=location, properties=props or None)
+
+    @translating
+    def deregister_table(self, request):
+        ns, table = self._lance_table(request.id)
+        self._remove_entry(ns, table)
+        self._deregistered(ns, table)
+        return DeregisterTableResponse(id=ns + [table.name], location=table.location, properties=shown_properties(table.properties))
+
+    @translating
+    def drop_table(self, request):
+        ns, table = self._lance_table(request.id)
+        self._drop_table_object(ns, table, purge_requested(request))
+        return DropTableResponse(id=ns + [table.name], location=table.location, properties=shown_properties(table.properties))
+
+    # -- catalog state: RenameTable, ListAllTables -------------------------------------
+    @translating
+    def rename_table(self, request):
+        """Rename (and, with ``new_namespace_id``, move) a table's catalog entry.
+
+        The data stays where it is; the renamed table's location is then no longer
+        the default location of its id, so, like a registered table, a later
+        DropTable keeps the data unless ``purge`` is asked (see :meth:`owns_location`).
+        """
+        ns, table = self._lance_table(request.id)
+        new_ns = ns if request.new_namespace_id is None else validate_id(request.new_namespace_id)
+        new_name = validate_id([request.new_table_name])[0]
+        if new_ns + [new_name] == ns + [table.name]:
+            raise InvalidInputError(f"table {to_string(ns + [new_name])!r} already has that name")
+        self._require_table_namespace(new_ns)
+        if self._get_table(new_ns, new_name) is not None:
+            raise TableAlreadyExistsError(f"table {to_string(new_ns + [new_name])!r} already exists")
+        self._rename_table(ns, table, new_ns, new_name)
+        return RenameTableResponse()
+
+    def _rename_table(self, ns: list[str], table: CatalogTable, new_ns: list[str], new_name: str) -> None:
+        """For catalogs without a rename call: create the new entry, then delete the
+        old one.  One winner: of racing renames into one name the create decides
+        (TableAlreadyExists); of racing renames of one table the delete does -- a
+        caller whose delete finds the old entry gone withdraws its new entry and
+        answers ConcurrentModification.  The create is also withdrawn when the
+        delete fails.  Not atomic for readers: for one round trip both ids exist."""
+        self._create_table(new_ns, replace(table, name=new_name))
+        try:
+            self._remove_entry(ns, table)
+        except Exception as e:
+            self._withdraw_entry(new_ns, new_name)
+            mapped = e if isinstance(e, LanceNamespaceError) else self.translate_error(e)
+            if isinstance(mapped, TableNotFoundError):
+                raise ConcurrentModificationError(
+                    f"table {to_string(ns + [table.name])!r} was renamed or dropped concurrently"
+                ) from e
+            raise
+
+    def _withdraw_entry(self, ns: list[str], name: str) -> None:
+        """Remove an entry this call just created (rollback)."""
+        try:
+            self._delete_table(ns, name)
+        except Exception:  # noqa: BLE001 - the original failure is what the caller must see
+            log.warning("could not withdraw table entry %s after a failed rename", to_string(ns + [name]))
+
+    def _stored_properties(self, properties) -> dict[str, str]:
+        # the kind and the history are the namespace's to record (declare_table, the version ops)
+        props = {k: v for k, v in (properties or {}).items() if k not in (MANAGED_KEY, VERSIONS_KEY)}
+        if self.marks_lance_tables:
+            props[TABLE_TYPE_KEY] = LANCE
+        return props
+
+    def _remove_entry(self, ns: list[str], table: CatalogTable) -> None:
+        if self._delete_table(ns, table.name) is False:
+            # a racing drop removed it first: that call did the drop, not this one
+            raise TableNotFoundError(f"table {to_string(ns + [table.name])!r} does not exist")
+
+    def _drop_table_object(self, ns: list[str], table: CatalogTable, purge: bool = False) -> None:
+        # Catalog entry first: a failure after it leaves orphan files, never a
+        # catalog entry pointing at deleted data.
+        deletes = self.deletes_data_of(ns, table, purge)
+        opts = self._table_storage_options(table)
+        if deletes and self.keeps_dropped_marker:
+            storage.mark_dropped(table.location, opts)  # see there: no new table reuses the directory
+        self._remove_entry(ns, table)
+        if deletes:
+            if self.keeps_dropped_marker:
+                storage.delete_dropped(table.location, opts)
+            else:
+                storage.delete_location(table.location, opts)
+
+    #: whether a dropped table's directory keeps :data:`storage.DROPPED_MARKER`
+    keeps_dropped_marker: bool = True
+
+    def unused_default_location(self, location: str) -> str:
+        """The default location for a new table, or a fresh sibling of it when
+        it still holds files: a dropped table's (kept taken by its marker, maybe
+        still being written by a late writer of that table) or a deregistered one's.
+        Asked by CreateTable (DataOperations._creation_location), never by DeclareTable."""
+        if storage.holds_files(location, self.storage_options):
+            return storage.fresh_variant(location)
+        return location
+
+    def deletes_data_of(self, ns: list[str], table: CatalogTable, purge: bool = False) -> bool:
+        """Whether dropping ``table`` deletes its data (see :meth:`owns_location`)."""
+        return bool(table.location) and (purge or self.owns_location(ns, table.name, table.location))
+
+    # -- hooks around the table primitives (the directory's marker files) ----------
+    def _declared(self, ns: list[str], table: CatalogTable) -> None:
+        """After a declared table's entry is stored."""
+
+    def _registered(self, ns: list[str], table: CatalogTable) -> None:
+        """After a registered table's entry is stored."""
+
+    def _deregistered(self, ns: list[str], table: CatalogTable) -> None:
+        """After a deregistered table's entry is removed."""
+
+    # -- locations ---------------------------------------------------------------------
+    #: whether RegisterTable / DeclareTable may name locations outside the root
+    allows_external_locations: bool = True
+
+    #: whether this namespace's catalog is the storage itself (the directory namespace):
+    #: then even metadata operations read storage, and DeclareTable checks it too
+    catalog_in_storage: bool = False
+
+    def _check_layout(self, ns: list[str], name: str, location: str, raw: str) -> None:
+        """Refuse a given location that aliases another table in this backend's layout."""
+        locations.check_default_layout(self, ns, name, location, raw)
+
+    # -- implementation-managed tables (the version operations: catalog/versions.py) ---------
+    #: where the version history lives: by default in each table object's properties,
+    #: through the catalog's compare-and-swap of them (``_swap_table(s)_properties``)
+    history_store: type = PropertyHistory
+
+    #: whether this backend can hold the version history of implementation-managed tables
+    #: with a compare-and-swap of its own (the conformance capability "managed")
+    supports_managed_versioning: bool = False
+    #: why not, when it cannot (the code 0 answer)
+    managed_refusal: str = "this namespace has no compare-and-swap to commit table versions with"
+
+    def managed_default(self) -> bool:
+        """Whether the connection's properties make new tables implementation-managed."""
+        return self.bool_prop(MANAGED_KEY, False)
+
+    def _wants_managed(self, request_properties, ns_properties) -> bool:
+        """The kind of a table being created: its request's property, else its namespace's,
+        else the connection's.  Refused with code 0 where the backend cannot hold it."""
+        for props in (request_properties, ns_properties):
+            if props and MANAGED_KEY in props:
+                wanted = is_true(props[MANAGED_KEY])
+                break
+        else:
+            wanted = self.managed_default()
+        if wanted and not self.supports_managed_versioning:
+            raise UnsupportedOperationError(f"implementation-managed tables: {self.managed_refusal}")
+        return wanted
+
+    def _swap_tables_properties(self, changes: list[tuple[list[str], CatalogTable, dict[str, str]]]) -> bool:
+        """Give each table (as the caller read it) its new properties iff none changed
+        meanwhile, all or none; False when one did.  By default one table, through
+        :meth:`_swap_table_properties`; a catalog that can swap several tables at once
+        (a lock over all of them, a multi-table transaction) overrides this instead."""
+        if len(changes) != 1:
+            raise UnsupportedOperationError(
+                f"{type(self).__name__} cannot commit several tables atomically"
+            )
+        return self._swap_table_properties(*changes[0])
+
+    def _swap_table_properties(self, ns: list[str], table: CatalogTable, properties: dict[str, str]) -> bool:
+        """Replace the table object's properties iff it is still as ``table`` was read
+        (the catalog's own compare-and-swap); False when it changed meanwhile."""
+        raise UnsupportedOperationError(f"implementation-managed tables: {self.managed_refusal}")

@@ -1,0 +1,154 @@
+"""The namespace operations of a catalog (CreateNamespace, ListNamespaces,
+DescribeNamespace, NamespaceExists, DropNamespace) and ListAllTables, the walk of
+the namespace tree: :class:`NamespaceOperations`, a collaborator the catalog
+namespace holds (``ns.namespace_ops``).  A backend changes how a checked drop is
+carried out through its ``_drop_checked`` (:mod:`lance_ns.catalog.store`)."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from lance_namespace import (
+    CreateNamespaceResponse,
+    DescribeNamespaceResponse,
+    DropNamespaceResponse,
+    ListNamespacesResponse,
+    ListTablesResponse,
+    NamespaceExistsResponse,
+)
+
+from ..errors import (
+    InvalidInputError,
+    LanceNamespaceError,
+    NamespaceAlreadyExistsError,
+    NamespaceNotEmptyError,
+    NamespaceNotFoundError,
+    UnsupportedOperationError,
+)
+from ..identifiers import to_string
+from ..modes import CreateMode, DropBehavior, DropMode
+from ..paging import page_of_sorted, paginate
+from .table import ALL_TABLES_DELIMITER, purge_requested, translating
+
+
+class NamespaceOperations:
+    """The namespace operations of the catalog namespace ``ns``."""
+
+    def __init__(self, ns):
+        self.ns = ns
+
+    @translating
+    def create_namespace(self, request):
+        ns = request.id or []
+        mode = CreateMode.parse(request.mode, CreateMode.CREATE)
+        if not ns:
+            raise InvalidInputError("the root namespace always exists and cannot be created")
+        self.ns._check_depth(ns)
+        if self.ns.creatable_depths is not None and len(ns) not in self.ns.creatable_depths:
+            raise UnsupportedOperationError(
+                f"{type(self.ns).__name__} cannot create namespaces at level {len(ns)}"
+            )
+        self.ns._require_namespace(ns[:-1])
+        existing = self.ns._get_namespace(ns)
+        if existing is not None:
+            if mode is CreateMode.CREATE:
+                raise NamespaceAlreadyExistsError(f"namespace {to_string(ns)!r} already exists")
+            if mode is CreateMode.EXIST_OK:
+                return CreateNamespaceResponse(properties=existing)
+            self.ns._drop_checked(ns, DropBehavior.RESTRICT)
+        props = self.ns.namespace_properties_in(request.properties)
+        try:
+            self.ns._create_namespace(ns, props)
+        except Exception as e:
+            mapped = e if isinstance(e, LanceNamespaceError) else self.ns.translate_error(e)
+            if mode is not CreateMode.EXIST_OK or not isinstance(mapped, NamespaceAlreadyExistsError):
+                raise
+            winner = self.ns._get_namespace(ns)
+            if winner is None:  # what holds the name is no namespace (a table of that name)
+                raise
+            # ExistOk lost a creation race: the winner's namespace is what was asked for
+            return CreateNamespaceResponse(properties=winner)
+        return CreateNamespaceResponse(properties=self.ns._get_namespace(ns) or props)
+
+    @translating
+    def list_namespaces(self, request):
+        parent = request.id or []
+        self.ns._require_namespace(parent)
+        if self.ns.max_depth is not None and len(parent) >= self.ns.max_depth:
+            names: Iterable[str] = []
+        else:
+            names = self.ns._list_namespaces(parent)
+        page, token = page_of_sorted(names, request.limit, request.page_token)
+        return ListNamespacesResponse(namespaces=page, page_token=token)
+
+    @translating
+    def describe_namespace(self, request):
+        ns = request.id or []
+        return DescribeNamespaceResponse(properties=self.ns._require_namespace(ns))
+
+    @translating
+    def namespace_exists(self, request):
+        self.ns._require_namespace(request.id or [])
+        return NamespaceExistsResponse()
+
+    @translating
+    def drop_namespace(self, request):
+        ns = request.id or []
+        mode = DropMode.parse(request.mode, DropMode.FAIL)
+        behavior = DropBehavior.parse(request.behavior, DropBehavior.RESTRICT)
+        if not ns:
+            raise InvalidInputError("the root namespace cannot be dropped")
+        if behavior is DropBehavior.CASCADE and not self.ns.supports_cascade:
+            raise UnsupportedOperationError(f"{type(self.ns).__name__} supports only Restrict drops")
+        self.ns._check_depth(ns)
+        props = self.ns._get_namespace(ns)
+        if props is None:
+            if mode is DropMode.SKIP or self.ns.drop_missing_ok:
+                return DropNamespaceResponse()
+            raise NamespaceNotFoundError(f"namespace {to_string(ns)!r} does not exist")
+        self.ns._drop_checked(ns, behavior, purge_requested(request))
+        return DropNamespaceResponse(properties=props)
+
+    @translating
+    def list_all_tables(self, request):
+        """Every Lance table below ``id`` (default: the root), as string ids joined
+        by ``$`` (the REST protocol's delimiter, never part of a name in the
+        directory layout), sorted and paged like ListTables."""
+        start = list(request.id or [])  # checked once, by the operation wrapper
+        self.ns._require_namespace(start)
+        ids = sorted(to_string(t, ALL_TABLES_DELIMITER) for t in self._tables_below(start, request.include_declared))
+        page, token = paginate(ids, request.limit, request.page_token)
+        return ListTablesResponse(tables=page, page_token=token)
+
+    def _tables_below(self, ns: list[str], include_declared: bool | None) -> Iterable[list[str]]:
+        if self.ns._holds_tables(ns):
+            yield from (ns + [n] for n in self.ns._table_names(ns, self.ns._has_data if include_declared is False else None))
+        if self.ns.max_depth is None or len(ns) < self.ns.max_depth:
+            for child in self.ns._list_namespaces(ns):
+                yield from self._tables_below(ns + [child], include_declared)
+
+    def drop_checked(self, ns: list[str], behavior: DropBehavior, purge: bool = False) -> None:
+        """Restrict: refuse a namespace that holds anything; Cascade: drop what it holds
+        (through the backend's ``_drop_checked``, children first), then the namespace."""
+        children = list(self.ns._list_namespaces(ns)) if self.ns.max_depth is None or len(ns) < self.ns.max_depth else []
+        tables = list(self.ns._list_tables(ns))
+        if behavior is DropBehavior.RESTRICT:
+            if children or tables:
+                raise NamespaceNotEmptyError(
+                    f"namespace {to_string(ns)!r} is not empty "
+                    f"({len(children)} namespaces, {len(tables)} tables)"
+                )
+        else:
+            foreign = [t.name for t in tables if not self.ns.is_lance(t)]
+            if foreign:
+                # Cascade never touches what is not ours: refuse rather than lose data.
+                raise NamespaceNotEmptyError(
+                    f"namespace {to_string(ns)!r} holds non-Lance tables {sorted(foreign)[:5]}; "
+                    "drop them with their own tools first"
+                )
+            for child in children:
+                self.ns._drop_checked(ns + [child], behavior, purge)
+            for table in tables:
+                self.ns._drop_table_object(ns, table, purge)
+        if self.ns._drop_namespace(ns) is False:
+            raise NamespaceNotFoundError(f"namespace {to_string(ns)!r} does not exist")
