@@ -18,8 +18,9 @@ Reads: one partition per fragment group (``fragmentsPerPartition``, default
 pushed down as Lance SQL (``pushFilters=true``; see :class:`LanceReader` for
 why it is opt-in) or a Lance SQL ``filter`` option, ``columns`` / a user
 schema to read some columns, ``version`` / ``tag`` for time travel.  Writes: every task writes fragments,
-the driver commits them in one transaction (Append or Overwrite, with the
-version read at planning as ``read_version``); ``abort`` deletes the files of
+the driver commits them in one transaction (Append, Overwrite, or with
+``replaceWhere`` an Update that also deletes the matching rows; the version
+read at planning is the ``read_version``); ``abort`` deletes the files of
 a failed job, including those of tasks that finish after it (see
 :mod:`.jobfiles`), and undoes a table declaration it made.
 """
@@ -48,7 +49,7 @@ from pyspark.sql.types import StructType
 
 from . import filters as _filters
 from .errors import error
-from .jobfiles import JobFiles, delete_data_files, open_session
+from .jobfiles import JobFiles, delete_data_files, delete_files, open_session
 from .options import SourceOptions
 from .planning import (
     ScanSpec,
@@ -159,6 +160,14 @@ class _WriteSpec:
     job: JobFiles | None = None  # batch jobs: where tasks record their files
     #: the version whose rows this write replaces (``replaceVersion``)
     replaces: int | None = None
+    #: the Lance SQL predicate of the rows this write replaces (``replaceWhere``)
+    replace_where: str | None = None
+
+    @property
+    def new_schema(self) -> bool:
+        """Whether the write brings its own schema: a plain overwrite does;
+        appends and replacements write the table's (keeping its field ids)."""
+        return self.overwrite and self.replaces is None and self.replace_where is None
 
     def write(self, batches: Iterator[pa.RecordBatch]) -> LanceCommitMessage:
         from lance.fragment import write_fragments
@@ -177,8 +186,7 @@ class _WriteSpec:
             reader,
             self.ref.uri,
             schema=self.target,
-            # a replacement's fragments keep the table's field ids (append mode)
-            mode="overwrite" if self.overwrite and self.replaces is None else "append",
+            mode="overwrite" if self.new_schema else "append",
             storage_options=self.ref.storage_options or None,
             **kwargs,
         )
@@ -192,15 +200,23 @@ class _WriteSpec:
         from lance.fragment import FragmentMetadata
 
         frags = [FragmentMetadata.from_json(j) for m in messages if m is not None for j in m.fragments]
-        if self.replaces is not None:
-            op, read_version = self._replacement(frags), self.replaces
-        elif self.overwrite or read_version is None:
-            op = lance.LanceOperation.Overwrite(self.target, frags)
-        else:
-            op = lance.LanceOperation.Append(frags)
-        tx = lance.Transaction(read_version=read_version or 0, operation=op, transaction_properties=properties)
-        return lance.LanceDataset.commit(self.ref.uri, tx, storage_options=self.ref.storage_options or None,
-                                         **self.ref.commit_options())
+        deletions: list[str] = []  # deletion files written here, in no version if the commit fails
+        try:
+            if self.replaces is not None:
+                op, read_version = self._replacement(frags), self.replaces
+            elif self.replace_where is not None and read_version is not None:
+                op = self._deletion(frags, read_version, deletions)
+            elif self.overwrite or read_version is None:
+                op = lance.LanceOperation.Overwrite(self.target, frags)
+            else:
+                op = lance.LanceOperation.Append(frags)
+            tx = lance.Transaction(read_version=read_version or 0, operation=op, transaction_properties=properties)
+            return lance.LanceDataset.commit(self.ref.uri, tx, storage_options=self.ref.storage_options or None,
+                                             **self.ref.commit_options())
+        except BaseException:
+            if deletions:
+                delete_files(open_session(self.ref.uri, self.ref.storage_options), deletions)
+            raise
 
     def _replacement(self, frags):
         """The commit replacing every row of version ``replaces`` with
@@ -219,6 +235,27 @@ class _WriteSpec:
         removed = [f.fragment_id for f in latest.get_fragments()]
         return lance.LanceOperation.Update(removed_fragment_ids=removed, new_fragments=frags)
 
+    def _deletion(self, frags, read_version: int, written: list[str]):
+        """The commit deleting the rows ``replace_where`` matches at
+        ``read_version`` and adding ``frags``: one Update, so no version
+        has the deletion without the new rows.  Each fragment with a match
+        gets a new deletion file (its path goes to ``written``), one left
+        empty is removed.  Lance's conflict check refuses it (its
+        CommitConflictError, as for an append) if a concurrent commit deleted
+        from, rewrote or replaced those fragments; rows a concurrent append
+        added are kept, as if appended after."""
+        import lance
+
+        removed, updated = [], []
+        for fragment in self.ref.open(read_version).get_fragments():
+            after = fragment.delete(self.replace_where)
+            if after is None:
+                removed.append(fragment.fragment_id)
+            elif after.deletion_file != fragment.metadata.deletion_file:
+                written.append(after.deletion_file.path(fragment.fragment_id))
+                updated.append(after)
+        return lance.LanceOperation.Update(removed_fragment_ids=removed, updated_fragments=updated, new_fragments=frags)
+
     def delete_files(self, messages) -> None:
         """Delete the data files of uncommitted fragments (best effort per file)."""
         paths = _data_files(messages)
@@ -226,15 +263,17 @@ class _WriteSpec:
             delete_data_files(open_session(self.ref.uri, self.ref.storage_options), paths)
 
 
-def _write_target(
-    ref: TableRef, schema: StructType, overwrite: bool, replaces: int | None = None
-) -> tuple[pa.Schema, int | None]:
+def _write_target(spec: _WriteSpec, schema: StructType) -> tuple[pa.Schema, int | None]:
     """The Arrow schema fragments are written with, and the version read (a
-    replacement writes the table's schema at the version it replaces)."""
+    replacement writes the table's schema at the version it replaces; a
+    ``replaceWhere`` predicate is checked against that version)."""
+    ref, replaces = spec.ref, spec.replaces
     incoming = arrow_target(schema)
     version = latest_version(ref) if replaces is None else replaces
-    if version is None or (overwrite and replaces is None):
+    if version is None or spec.new_schema:
         return incoming, version
+    if spec.replace_where is not None:
+        _check_predicate(ref, version, spec.replace_where)
     table = ref.open(version).schema
     if sorted(table.names) != sorted(incoming.names):
         raise error(
@@ -246,6 +285,15 @@ def _write_target(
         if f.type != want and not _castable(f.type, want):
             raise error("TableSchemaValidationError", f"column {f.name!r}: cannot append {f.type} to {want}")
     return table, version
+
+
+def _check_predicate(ref: TableRef, version: int, predicate: str) -> None:
+    """Refuse (code 13) a predicate Lance cannot evaluate on the table
+    before any task writes: planning the scan parses and binds it."""
+    from ..tables import translated
+
+    with translated(ref.uri):
+        ref.open(version).scanner(filter=predicate, columns=[], with_row_id=True).explain_plan()
 
 
 def _castable(src: pa.DataType, dst: pa.DataType) -> bool:
@@ -429,20 +477,23 @@ class LanceDataSource(DataSource):
         )
 
     def _write_spec(self, schema: StructType, overwrite: bool):
-        replaces = self.opts.replace_version
-        if replaces is not None and not overwrite:
-            raise error("InvalidInputError", "option 'replaceVersion' needs an overwrite")
+        replaces, where = self.opts.replace_version, self.opts.replace_where
+        if (replaces is not None or where is not None) and not overwrite:
+            raise error("InvalidInputError", "options 'replaceVersion' and 'replaceWhere' need an overwrite")
+        if replaces is not None and where is not None:
+            raise error("InvalidInputError", "give either 'replaceVersion' or 'replaceWhere', not both")
         ref, declared = self._ref(create=replaces is None)
-        target, version = _write_target(ref, schema, overwrite, replaces)
         spec = _WriteSpec(
             ref=ref,
-            target=target,
+            target=None,  # set below: which schema depends on the kind of write
             overwrite=overwrite,
             max_rows_per_file=self.opts.max_rows_per_file,
             data_storage_version=self.opts.data_storage_version,
             replaces=replaces,
+            replace_where=where,
         )
-        return spec, version, declared
+        target, version = _write_target(spec, schema)
+        return replace(spec, target=target), version, declared
 
     def writer(self, schema, overwrite):
         spec, version, declared = self._write_spec(schema, overwrite)

@@ -89,8 +89,13 @@ def open_session(uri: str, storage_options: dict[str, str] | None):
 
 def delete_data_files(session, paths: Iterable[str]) -> None:
     """Delete data files (paths relative to ``data/``), best effort per file."""
+    delete_files(session, (f"data/{path}" for path in paths))
+
+
+def delete_files(session, paths: Iterable[str]) -> None:
+    """Delete files (paths relative to the table), best effort per file."""
     for path in paths:
-        _delete_quietly(session, f"data/{path}")
+        _delete_quietly(session, path)
 
 
 def _upload(session, remote: str, text: str) -> None:

@@ -92,6 +92,9 @@ class SourceOptions:
     #: overwrite by replacing exactly this version's rows, failing with code 14
     #: if the table has a later version (the catalog's UPDATE / MERGE INTO)
     replace_version: int | None = None
+    #: overwrite by deleting the rows this Lance SQL predicate matches and adding
+    #: the new ones, in one commit (the catalog's overwrite(condition))
+    replace_where: str | None = None
 
     @classmethod
     def parse(cls, options: Mapping[str, object]) -> SourceOptions:
@@ -159,6 +162,7 @@ class SourceOptions:
             ignore_changes=boolean("ignoreChanges"),
             stream_id=text("streamId") or text("checkpointLocation"),
             replace_version=integer("replaceVersion"),
+            replace_where=text("replaceWhere"),
         )
 
     def table_id(self) -> list[str]:

@@ -22,6 +22,8 @@ import org.apache.spark.sql.connector.write.LogicalWriteInfo;
 import org.apache.spark.sql.connector.write.RowLevelOperation;
 import org.apache.spark.sql.connector.write.RowLevelOperationBuilder;
 import org.apache.spark.sql.connector.write.RowLevelOperationInfo;
+import org.apache.spark.sql.connector.write.SupportsDynamicOverwrite;
+import org.apache.spark.sql.connector.write.SupportsOverwrite;
 import org.apache.spark.sql.connector.write.SupportsTruncate;
 import org.apache.spark.sql.connector.write.Write;
 import org.apache.spark.sql.connector.write.WriteBuilder;
@@ -34,11 +36,12 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 /**
  * A table of {@link LanceCatalog}: reads on the JVM path (the scan of
  * {@link LanceProvider}: column pruning, filter pushdown, COUNT(*) from
- * metadata, statistics), writes through the Python source, DELETE as one
- * Lance delete, UPDATE and MERGE INTO as a group-based copy-on-write
- * ({@link CopyOnWrite}).  {@code options} address the table for both paths (the
- * catalog's namespace configuration and the identifier, and a version for
- * time travel); without a version each query plans at the latest one.
+ * metadata, statistics), writes through the Python source (every
+ * DataFrameWriterV2 mode, {@link WriteModes}), DELETE as one Lance delete,
+ * UPDATE and MERGE INTO as a group-based copy-on-write ({@link CopyOnWrite}).
+ * {@code options} address the table for both paths (the catalog's namespace
+ * configuration and the identifier, and a version for time travel); without
+ * a version each query plans at the latest one.
  */
 final class LanceCatalogTable implements SupportsRead, SupportsWrite, SupportsDelete, SupportsRowLevelOperations {
   private final LanceCatalog catalog;
@@ -65,6 +68,12 @@ final class LanceCatalogTable implements SupportsRead, SupportsWrite, SupportsDe
     return catalog.name() + "." + ident;
   }
 
+  /** The name, where Spark's messages show the table (a refused overwrite's). */
+  @Override
+  public String toString() {
+    return name();
+  }
+
   @Override
   public StructType schema() {
     return schema;
@@ -82,6 +91,8 @@ final class LanceCatalogTable implements SupportsRead, SupportsWrite, SupportsDe
         TableCapability.BATCH_READ,
         TableCapability.BATCH_WRITE,
         TableCapability.TRUNCATE,
+        TableCapability.OVERWRITE_BY_FILTER,
+        TableCapability.OVERWRITE_DYNAMIC,
         TableCapability.MICRO_BATCH_READ,
         TableCapability.STREAMING_WRITE);
   }
@@ -100,7 +111,58 @@ final class LanceCatalogTable implements SupportsRead, SupportsWrite, SupportsDe
 
   @Override
   public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
-    return pythonWriteBuilder(info, Map.of());
+    return new WriteModes(info);
+  }
+
+  /**
+   * Append ({@link #build}), truncate (INSERT OVERWRITE, {@code overwrite(lit(true))}),
+   * overwrite by a condition and dynamic partition overwrite, each one
+   * commit of the Python source's write.  The table is unpartitioned, so
+   * its one partition is the whole table: {@code overwritePartitions()}
+   * truncates, as Spark defines it for such a table.  A condition is
+   * translated to Lance SQL here, at planning ({@link #canOverwrite}: Spark
+   * refuses the write if any part does not translate, before anything is
+   * written); the write then deletes the rows it matches and adds the new
+   * ones in one commit ({@code replaceWhere}).
+   */
+  private final class WriteModes implements SupportsOverwrite, SupportsDynamicOverwrite {
+    private final LogicalWriteInfo info;
+
+    WriteModes(LogicalWriteInfo info) {
+      this.info = info;
+    }
+
+    @Override
+    public Write build() {
+      return pythonWriteBuilder(info, Map.of()).build();
+    }
+
+    @Override
+    public WriteBuilder truncate() {
+      return ((SupportsTruncate) pythonWriteBuilder(info, Map.of())).truncate();
+    }
+
+    @Override
+    public WriteBuilder overwriteDynamicPartitions() {
+      return truncate();
+    }
+
+    @Override
+    public boolean canOverwrite(Filter[] filters) {
+      return lanceSql(filters) != null;
+    }
+
+    @Override
+    public WriteBuilder overwrite(Filter[] filters) {
+      String sql = lanceSql(filters);
+      if (sql == null) {
+        throw new UnsupportedOperationException("cannot overwrite " + name() + " where " + List.of(filters));
+      }
+      if (sql.equals(ALL_ROWS)) {
+        return truncate();
+      }
+      return ((SupportsTruncate) pythonWriteBuilder(info, Map.of("replaceWhere", sql))).truncate();
+    }
   }
 
   /** The Python source's write of this table, with {@code extra} options over the table's and the query's. */
@@ -211,14 +273,17 @@ final class LanceCatalogTable implements SupportsRead, SupportsWrite, SupportsDe
     }
   }
 
-  // ------------------------------------------------------------------- DELETE
+  // ---------------------------------------------------- conditions and DELETE
+
+  /** The Lance SQL of the condition "every row" (no filter, or AlwaysTrue). */
+  private static final String ALL_ROWS = "true";
 
   /**
-   * The Lance SQL of the filters when every one translates with Spark's
-   * semantics (else null: Spark then refuses the DELETE); no filter at all
-   * deletes every row.
+   * The Lance SQL of the filters (a DELETE's or an overwrite's condition,
+   * ANDed) when every one translates with Spark's semantics, else null:
+   * Spark then refuses the statement or falls back (DELETE to copy-on-write).
    */
-  private String deleteSql(Filter[] filters) {
+  private String lanceSql(Filter[] filters) {
     List<Object> encoded = new ArrayList<>();
     for (Filter f : filters) {
       if (f instanceof AlwaysTrue) {
@@ -231,7 +296,7 @@ final class LanceCatalogTable implements SupportsRead, SupportsWrite, SupportsDe
       encoded.add(json);
     }
     if (encoded.isEmpty()) {
-      return "true";
+      return ALL_ROWS;
     }
     Map<String, Object> request = new HashMap<>();
     request.put("op", "filters");
@@ -243,12 +308,12 @@ final class LanceCatalogTable implements SupportsRead, SupportsWrite, SupportsDe
 
   @Override
   public boolean canDeleteWhere(Filter[] filters) {
-    return !options.containsKey("version") && deleteSql(filters) != null;
+    return !options.containsKey("version") && lanceSql(filters) != null;
   }
 
   @Override
   public void deleteWhere(Filter[] filters) {
-    String sql = deleteSql(filters);
+    String sql = lanceSql(filters);
     if (sql == null) {
       throw new UnsupportedOperationException("cannot delete from " + name() + " where " + List.of(filters));
     }

@@ -1,0 +1,224 @@
+"""Every DataFrameWriterV2 mode through ``lancens.spark.LanceCatalog``, and
+the SQL Spark maps onto them: create, replace, createOrReplace, append,
+overwrite(condition) (``INSERT INTO ... REPLACE WHERE``), overwritePartitions
+(the whole table: it is unpartitioned) and INSERT OVERWRITE.  An overwrite by
+condition is one Lance commit that deletes the matching rows and adds the
+new ones; a condition Lance cannot take is refused before anything is
+written.  The conftest's one session and catalogs; a managed-versioning
+directory catalog of this module's own."""
+
+from __future__ import annotations
+
+import os
+from decimal import Decimal
+from pathlib import Path
+
+import lance
+import pytest
+from pyspark.sql import functions as F
+
+from tests.spark.conftest import Catalog
+from tests.spark.test_catalog import rows, table_id
+
+SCHEMA = "n BIGINT, s STRING"
+#: dir, and one catalog backend through the REST server
+backends = pytest.mark.parametrize("catalog", ["dir", pytest.param("rest", marks=pytest.mark.slow)], indirect=True)
+
+
+#: Spark's refusals of a condition: one it cannot make a source filter of, one the table cannot take
+REFUSED = r"cannot translate expression to source filter|does not support overwrite by expression: lance_\w+\.db"
+
+
+def dataset(catalog, name: str) -> lance.LanceDataset:
+    return lance.dataset(namespace_client=catalog.client, table_id=table_id(name))
+
+
+def frame(spark, *values):
+    return spark.createDataFrame(list(values), SCHEMA)
+
+
+def files(ds: lance.LanceDataset) -> set[str]:
+    """Every data and deletion file in the table's directory."""
+    root = Path(ds.uri.removeprefix("file://"))
+    dirs = [root / d for d in ("data", "_deletions") if (root / d).exists()]
+    return {str(p.relative_to(root)) for d in dirs for p in d.iterdir()}
+
+
+@backends
+def test_every_writer_mode(spark, catalog, db):
+    t = f"{db}.modes"
+    frame(spark, (1, "a"), (2, "b")).writeTo(t).create()
+    assert rows(spark.table(t)) == [(1, "a"), (2, "b")]
+    frame(spark, (3, "c"), (4, "d")).writeTo(t).append()
+    assert rows(spark.table(t)) == [(1, "a"), (2, "b"), (3, "c"), (4, "d")]
+    frame(spark, (20, "x"), (30, "y")).writeTo(t).overwrite((F.col("n") >= 2) & (F.col("n") <= 3))
+    assert rows(spark.table(t)) == [(1, "a"), (4, "d"), (20, "x"), (30, "y")]
+    frame(spark, (5, "e")).writeTo(t).overwrite(F.col("s").isin("a", "zz") | F.col("s").isNull())
+    assert rows(spark.table(t)) == [(4, "d"), (5, "e"), (20, "x"), (30, "y")]
+    frame(spark, (6, "f")).writeTo(t).overwrite(F.lit(True))
+    assert rows(spark.table(t)) == [(6, "f")]
+    frame(spark, (7, "g"), (8, "h")).writeTo(t).overwritePartitions()  # unpartitioned: the whole table
+    assert rows(spark.table(t)) == [(7, "g"), (8, "h")]
+    spark.createDataFrame([("z",)], "s STRING").writeTo(t).replace()
+    assert rows(spark.table(t)) == [("z",)]
+    frame(spark, (9, "i")).writeTo(t).createOrReplace()
+    assert rows(spark.table(t)) == [(9, "i")]
+    frame(spark, (10, "j")).writeTo(f"{db}.fresh").createOrReplace()
+    assert rows(spark.table(f"{db}.fresh")) == [(10, "j")]
+    # pylance reads what Spark wrote, in the table's schema
+    assert dataset(catalog, t).to_table().to_pylist() == [{"n": 9, "s": "i"}]
+
+
+@backends
+def test_overwrite_by_condition_is_one_commit(spark, catalog, db):
+    t = f"{db}.atomic"
+    frame(spark, (1, "a"), (2, "b"), (3, "c")).coalesce(1).writeTo(t).create()
+    frame(spark, (4, "d")).writeTo(t).append()
+    before = dataset(catalog, t)
+    old_rows = rows(spark.table(t))
+    frame(spark, (2, "B"), (5, "e")).writeTo(t).overwrite((F.col("n") == 2) | (F.col("n") == 4))
+    after = dataset(catalog, t)
+    assert after.version == before.version + 1  # one commit: deletion and new rows together
+    assert after.read_transaction(after.version).operation.__class__.__name__ == "Update"
+    assert rows(spark.table(t)) == [(1, "a"), (2, "B"), (3, "c"), (5, "e")]
+    # the version before is untouched
+    assert rows(spark.sql(f"SELECT * FROM {t} VERSION AS OF {before.version}")) == old_rows
+    assert sorted(tuple(r.values()) for r in before.to_table().to_pylist()) == old_rows
+    # a condition matching nothing only adds
+    frame(spark, (6, "f")).writeTo(t).overwrite(F.col("n") > 100)
+    assert rows(spark.table(t)) == [(1, "a"), (2, "B"), (3, "c"), (5, "e"), (6, "f")]
+
+
+@backends
+def test_refused_conditions_write_nothing(spark, catalog, db):
+    """Conditions that do not become Lance SQL with Spark's semantics are
+    refused at planning: no version, no file."""
+    t = f"{db}.refused"
+    spark.sql(f"CREATE TABLE {t} (n BIGINT, s STRING, d DECIMAL(10, 2))")
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'a', 1.50), (2, 'b', 2.50)")
+    before = dataset(catalog, t)
+    on_disk = files(before)
+    new = spark.createDataFrame([(3, "c", None)], "n BIGINT, s STRING, d DECIMAL(10, 2)")
+    spark.udf.register("shout", lambda s: s.upper(), "string")
+    for condition in (
+        F.col("n") % 2 == 0,  # arithmetic: no source filter (Spark's own refusal)
+        F.col("d") > 2,  # a decimal value: not carried exactly to the worker
+        F.expr("shout(s) = 'A'"),  # a Python UDF
+    ):
+        with pytest.raises(Exception, match=REFUSED):
+            new.writeTo(t).overwrite(condition)
+        assert dataset(catalog, t).version == before.version
+    with pytest.raises(Exception, match=REFUSED):
+        spark.sql(f"INSERT INTO {t} REPLACE WHERE n % 2 = 0 SELECT 3, 'c', NULL")
+    assert dataset(catalog, t).version == before.version
+    assert files(dataset(catalog, t)) == on_disk
+    assert rows(spark.table(t)) == [(1, "a", Decimal("1.50")), (2, "b", Decimal("2.50"))]
+
+
+@backends
+def test_sql_paths(spark, catalog, db):
+    t = f"{db}.sql"
+    spark.sql(f"CREATE TABLE {t} (n BIGINT, s STRING)")
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+    version = dataset(catalog, t).version
+    spark.sql(f"INSERT INTO {t} REPLACE WHERE n >= 2 SELECT n * 10, s FROM VALUES (2, 'x') AS v(n, s)")
+    assert rows(spark.table(t)) == [(1, "a"), (20, "x")]
+    assert dataset(catalog, t).version == version + 1
+    spark.sql(f"INSERT INTO {t} REPLACE WHERE s = 'a' AND n = 1 SELECT 100, 'z'")
+    assert rows(spark.table(t)) == [(20, "x"), (100, "z")]
+    spark.sql(f"INSERT OVERWRITE {t} SELECT 7, 'g'")
+    assert rows(spark.table(t)) == [(7, "g")]
+    spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
+    try:  # unpartitioned: dynamic overwrite still replaces the table
+        spark.sql(f"INSERT OVERWRITE {t} SELECT 8, 'h'")
+    finally:
+        spark.conf.unset("spark.sql.sources.partitionOverwriteMode")
+    assert rows(spark.table(t)) == [(8, "h")]
+    spark.sql(f"CREATE OR REPLACE TABLE {t} AS SELECT 'only' AS word")
+    assert rows(spark.table(t)) == [("only",)]
+    assert dataset(catalog, t).to_table().to_pylist() == [{"word": "only"}]
+
+
+@backends
+def test_concurrent_delete_fails_the_overwrite(spark, catalog, db, tmp_path):
+    """Another writer deletes from the table while overwrite(condition) runs
+    (from inside the write's own tasks): Lance's conflict check refuses the
+    commit, the table is what the other writer made it, and neither the
+    job's data files nor its deletion files are left behind."""
+    t = f"{db}.raced"
+    frame(spark, (1, "a"), (2, "b"), (3, "c")).coalesce(1).writeTo(t).create()
+    uri = dataset(catalog, t).uri
+    marker = str(tmp_path / "deleted")
+
+    def concurrent_delete(n):
+        try:  # once, whichever task gets here first
+            os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
+        except FileExistsError:
+            return n
+        import lance as pylance_in_worker
+
+        pylance_in_worker.dataset(uri).delete("n = 1")
+        return n
+
+    spark.udf.register("concurrent_delete", concurrent_delete, "bigint")
+    incoming = spark.sql("SELECT concurrent_delete(10) AS n, 'x' AS s")
+    with pytest.raises(Exception, match=r"(?i)conflict"):
+        incoming.writeTo(t).overwrite(F.col("n") == 2)
+    assert os.path.exists(marker)
+    assert rows(spark.table(t)) == [(2, "b"), (3, "c")]
+    latest = lance.dataset(uri)
+    committed = {f"data/{f.path}" for fr in latest.get_fragments() for f in fr.metadata.files} | {
+        fr.metadata.deletion_file.path(fr.fragment_id) for fr in latest.get_fragments() if fr.metadata.deletion_file
+    }
+    assert files(latest) == committed
+
+
+def test_replace_where_option_of_the_source(spark, lake):
+    """The same overwrite through format("lance"): mode overwrite with a
+    Lance SQL ``replaceWhere``; a predicate Lance cannot bind is code 13,
+    before any task writes."""
+    options, ns = lake
+    ns.create_namespace({"id": ["db"]})
+    writer = lambda df: df.write.format("lance").options(**options)  # noqa: E731
+    writer(frame(spark, (1, "a"), (2, "b"))).mode("overwrite").save("db.t")
+    writer(frame(spark, (3, "c"))).mode("overwrite").option("replaceWhere", "s = 'a'").save("db.t")
+    read = lambda: rows(spark.read.format("lance").options(**options).load("db.t"))  # noqa: E731
+    assert read() == [(2, "b"), (3, "c")]
+    with pytest.raises(Exception, match=r"code 13|InvalidInputError"):
+        writer(frame(spark, (4, "d"))).mode("overwrite").option("replaceWhere", "nope = 1").save("db.t")
+    with pytest.raises(Exception, match="need an overwrite"):
+        writer(frame(spark, (4, "d"))).mode("append").option("replaceWhere", "n = 1").save("db.t")
+    assert read() == [(2, "b"), (3, "c")]
+
+
+# ------------------------------------------------------------ managed tables
+
+
+@pytest.fixture(scope="module")
+def managed(spark, tmp_path_factory):
+    """A directory catalog whose tables are implementation-managed: every
+    commit goes through the namespace."""
+    import lance_ns
+    from lance_ns.spark.catalog import catalog_config
+
+    props = {"impl": "dir", "root": str(tmp_path_factory.mktemp("managed")), "managed_versioning": "true"}
+    client = lance_ns.from_config(catalog_config(props))
+    yield Catalog(spark, "lance_managed", props, client)
+    client.close()
+
+
+def test_managed_table(spark, managed):
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lance_managed.db")
+    t = "lance_managed.db.m"
+    frame(spark, (1, "a"), (2, "b")).writeTo(t).create()
+    ns = managed.client
+    assert ns.describe_table({"id": ["db", "m"]}).managed_versioning
+    published = lambda: [v.version for v in ns.list_table_versions({"id": ["db", "m"]}).versions]  # noqa: E731
+    before = published()
+    frame(spark, (3, "c")).writeTo(t).overwrite(F.col("n") == 1)
+    assert rows(spark.table(t)) == [(2, "b"), (3, "c")]
+    assert published() == before + [before[-1] + 1]  # the commit went through the namespace
+    frame(spark, (4, "d")).writeTo(t).overwritePartitions()
+    assert rows(spark.table(t)) == [(4, "d")]
+    assert published()[-1] == before[-1] + 2
+    assert lance.dataset(namespace_client=ns, table_id=["db", "m"]).to_table().to_pylist() == [{"n": 4, "s": "d"}]
