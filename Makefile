@@ -26,9 +26,10 @@ $(STAMP): pyproject.toml
 test: install
 	$(BIN)/python -m pytest -q -n 2 --durations=15
 
-# everything but the Spark, Hive and Iceberg server tests (a quick local loop)
+# the quick local loop (make test is the gate): no JVM, Spark or catalog server, and the
+# conformance suite over the backends that run in-process (tests/conftest.py: --fast)
 test-fast: install
-	$(BIN)/python -m pytest -q -n 2 -m "not slow"
+	$(BIN)/python -m pytest -q -n 2 -m "not slow" --fast
 
 demo: install
 	bash scripts/demo.sh

@@ -44,3 +44,27 @@ def pytest_xdist_make_scheduler(config, log):
             return server_group(nodeid) or nodeid
 
     return ByServer(config, log)
+
+
+#: ``--fast`` (make test-fast): the conformance suite over the backends that run in this
+#: process (a catalog in memory, a local directory, the Unity double, our REST client and
+#: server), and no test of a server group (Hive Metastore, Iceberg REST, Spark, Unity OSS)
+_FAST_BACKENDS = frozenset({"memory", "dir-local", "unity", "rest-ours"})
+
+
+def pytest_addoption(parser):
+    parser.addoption("--fast", action="store_true",
+                     help="the quick local loop: no JVM, Spark or Hive/Iceberg/Unity server, and the "
+                          f"conformance suite over {', '.join(sorted(_FAST_BACKENDS))} only (make test is the gate)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if not config.getoption("--fast"):
+        return
+    kept, dropped = [], []
+    for item in items:
+        backend = getattr(getattr(item, "callspec", None), "params", {}).get("backend")
+        local = getattr(backend, "name", None) in _FAST_BACKENDS if backend is not None else True
+        (kept if local and server_group(item.nodeid) is None else dropped).append(item)
+    config.hook.pytest_deselected(items=dropped)
+    items[:] = kept
