@@ -4,7 +4,8 @@ under a temporary directory: ``/data/...`` in a line means ``<tmp>/data/...``.
 The world: ``/data/lake`` is a directory namespace with namespace ``db`` (table
 ``events``: 2 versions, tag ``stable``) and an empty namespace ``staging``;
 ``/data/raw`` holds two Lance tables (``events.lance``, ``clicks.lance``);
-``/data/orders.parquet`` and ``/data/orders.csv`` are files to load; the named
+``/data/orders.parquet`` and ``/data/orders.csv`` are files to load,
+``/data/tenants.txt`` lists tables to declare (``table declare --from``); the named
 configuration ``prod`` is that lake; a REST server for ``127.0.0.1:2333``
 (token ``s3cret``) serves it when a line needs one.
 """
@@ -46,6 +47,7 @@ def build_world(base: Path) -> Path:
     orders = pa.table({"order_id": [1, 2], "amount": [9.5, 20.0], "customer": ["ann", "bob"]})
     pq.write_table(orders, data / "orders.parquet")
     (data / "orders.csv").write_text("order_id,amount\n1,9.5\n2,20.0\n")
+    (data / "tenants.txt").write_text('tenant_a\n{"id": ["tenant_b"], "properties": {"tier": "gold"}}\n')
     (data / "scratch").mkdir()
     config = base / "config.toml"
     config.write_text(f'[namespaces.prod]\nimpl = "dir"\nroot = "{lake}"\n')

@@ -40,8 +40,6 @@ from lance_namespace import (
     DescribeTableResponse,
     DropTableResponse,
     ListTablesResponse,
-    RegisterTableResponse,
-    RenameTableResponse,
     TableExistsResponse,
 )
 
@@ -57,8 +55,8 @@ from ..errors import (
     TableNotFoundError,
     UnsupportedOperationError,
 )
-from ..identifiers import split_table_id, to_string, validate_id
-from ..modes import DropBehavior, RegisterMode, is_true
+from ..identifiers import split_table_id, to_string
+from ..modes import DropBehavior, is_true
 from ..paging import paginate
 from ..tableops import NO_VIEWS, TableOperations
 from .table import (
@@ -74,6 +72,7 @@ from .table import (
     translating,
 )
 from . import locations
+from .entries import EntryOperations
 from .namespaces import NamespaceOperations
 from .versions import PropertyHistory, TableVersions
 
@@ -118,9 +117,12 @@ class CatalogNamespace(NamespaceBase):
         self.table_ops = TableOperations(self, self.data_ops)
         self.versions = TableVersions(self)
         self.namespace_ops = NamespaceOperations(self)
+        self.entry_ops = EntryOperations(self)
         self.history = self.history_store(self)
 
     # -- the operations collaborators answer ---------------------------------------------
+    register_table = delegate("entry_ops")
+    rename_table = delegate("entry_ops")
     create_namespace = delegate("namespace_ops")
     list_namespaces = delegate("namespace_ops")
     describe_namespace = delegate("namespace_ops")
@@ -351,6 +353,13 @@ class CatalogNamespace(NamespaceBase):
         (A Hive Metastore makes a local table directory itself on create_table; hive
         makes it first, locally only, so the metastore's clean-up of a lost race cannot
         delete the winner's data: see impls/hive.)"""
+        ns, table = self._declaration(request)
+        self._create_table(ns, table)
+        self._declared(ns, table)
+        return self._vended(self._declare_response(table), table.location, request)
+
+    def _declaration(self, request) -> tuple[list[str], CatalogTable]:
+        """The table object DeclareTable stores for ``request``, checked; nothing is written."""
         ns, name = split_table_id(request.id)
         ns_props = self._require_table_namespace(ns)
         if self._get_table(ns, name) is not None:
@@ -360,55 +369,33 @@ class CatalogNamespace(NamespaceBase):
         else:
             location = self.default_location(ns, name)
         props = self._stored_properties(request.properties)
-        managed = self._wants_managed(request.properties, ns_props)
-        if managed:
+        if self._wants_managed(request.properties, ns_props):
             props[MANAGED_KEY] = "true"
-        table = CatalogTable(name=name, location=location, properties=props, kind=self.lance_table_kind,
-                             has_data=False)
-        self._create_table(ns, table)
-        self._declared(ns, table)
-        resp = DeclareTableResponse(
-            location=location, storage_options=self.storage_options or None, properties=props or None,
-            managed_versioning=True if managed else None,
+        return ns, CatalogTable(name=name, location=location, properties=props, kind=self.lance_table_kind,
+                                has_data=False)
+
+    def _declare_response(self, table: CatalogTable) -> DeclareTableResponse:
+        return DeclareTableResponse(
+            location=table.location, storage_options=self.storage_options or None, properties=table.properties or None,
+            managed_versioning=True if is_managed(table) else None,
         )
-        return self._vended(resp, location, request)
+
+    def _create_tables(self, planned: list[tuple[list[str], CatalogTable]]) -> None:
+        """Store several table objects, all or none (default: one by one, taking back
+        those stored when one fails)."""
+        done = []
+        try:
+            for ns, table in planned:
+                self._create_table(ns, table)
+                done.append((ns, table.name))
+        except Exception:
+            for ns, name in done:
+                self._withdraw_entry(ns, name)
+            raise
 
     def create_table(self, request, request_data: bytes):
         resp = self.data_ops.create_table(request, request_data)
         return self._vended(resp, resp.location, request)
-
-    @translating
-    def register_table(self, request):
-        ns, name = split_table_id(request.id)
-        mode = RegisterMode.parse(request.mode, RegisterMode.CREATE)
-        if is_true((request.properties or {}).get(MANAGED_KEY, "")):
-            raise UnsupportedOperationError(
-                "RegisterTable adopts a table as storage-managed: its history was written outside the "
-                "namespace (create the table through the namespace to have it implementation-managed)"
-            )
-        self._require_table_namespace(ns)
-        existing = self._get_table(ns, name)  # before any storage work: a duplicate is 5 wherever the data is
-        if existing is not None and mode is RegisterMode.CREATE:
-            raise TableAlreadyExistsError(f"table {to_string(ns + [name])!r} already exists")
-        location = locations.checked(self, ns, name, request.location)
-        try:
-            found = storage.open_lance(location, self.storage_options)
-        except Exception as e:  # noqa: BLE001 - unreachable: 17; anything else: not a table we can read
-            if storage.is_unreachable(e):
-                raise storage.unreachable_error(e, location) from e
-            found = None
-        if found is None:
-            raise InvalidInputError(f"no Lance table at {location!r}")
-        props = self._stored_properties(request.properties)
-        table = CatalogTable(name=name, location=location, properties=props, kind=self.lance_table_kind)
-        if existing is not None:
-            if not self.is_lance(existing):
-                raise InvalidInputError(f"table {to_string(ns + [name])!r} is not a Lance table; not replacing it")
-            self._replace_table(ns, table)
-        else:
-            self._create_table(ns, table)
-        self._registered(ns, table)
-        return RegisterTableResponse(location=location, properties=props or None)
 
     @translating
     def deregister_table(self, request):
@@ -422,26 +409,6 @@ class CatalogNamespace(NamespaceBase):
         ns, table = self._lance_table(request.id)
         self._drop_table_object(ns, table, purge_requested(request))
         return DropTableResponse(id=ns + [table.name], location=table.location, properties=shown_properties(table.properties))
-
-    # -- catalog state: RenameTable, ListAllTables -------------------------------------
-    @translating
-    def rename_table(self, request):
-        """Rename (and, with ``new_namespace_id``, move) a table's catalog entry.
-
-        The data stays where it is; the renamed table's location is then no longer
-        the default location of its id, so, like a registered table, a later
-        DropTable keeps the data unless ``purge`` is asked (see :meth:`owns_location`).
-        """
-        ns, table = self._lance_table(request.id)
-        new_ns = ns if request.new_namespace_id is None else validate_id(request.new_namespace_id)
-        new_name = validate_id([request.new_table_name])[0]
-        if new_ns + [new_name] == ns + [table.name]:
-            raise InvalidInputError(f"table {to_string(ns + [new_name])!r} already has that name")
-        self._require_table_namespace(new_ns)
-        if self._get_table(new_ns, new_name) is not None:
-            raise TableAlreadyExistsError(f"table {to_string(new_ns + [new_name])!r} already exists")
-        self._rename_table(ns, table, new_ns, new_name)
-        return RenameTableResponse()
 
     def _rename_table(self, ns: list[str], table: CatalogTable, new_ns: list[str], new_name: str) -> None:
         """For catalogs without a rename call: create the new entry, then delete the

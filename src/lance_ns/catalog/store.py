@@ -52,6 +52,7 @@ class CatalogStore(Protocol):
 CONTRACT: dict[str, str] = {
     # -- optional primitives (CatalogNamespace has a default built on the required ones)
     "_replace_table": "RegisterTable Overwrite (default: delete, then create)",
+    "_create_tables": "several table objects at once, all or none (a bulk declare; default: one by one)",
     "_rename_table": "RenameTable (default: create the new entry, then remove the old one)",
     "_swap_table_properties": "compare-and-swap of one table object's properties (managed tables)",
     "_swap_tables_properties": "the same over several tables at once (BatchCreateTableVersions, BatchCommitTables)",

@@ -435,12 +435,11 @@ class TableVersions:
         results: list = [None] * len(ops)
         undo: list = []
         try:
-            for i, (kind, req) in enumerate(ops):
-                if kind == "declare_table":
-                    declared = self.ns.declare_table(req.model_copy(update={"vend_credentials": False}))
-                    results[i] = CommitTableResult(declare_table=declared)
-                    undo.append(lambda r=req, d=declared: self.ns.data_ops.undo_declaration(r.id, d.location, {
-                        **self.ns.storage_options, **(d.storage_options or {})}))
+            declares = [(i, req) for i, (kind, req) in enumerate(ops) if kind == "declare_table"]
+            for (i, req), declared in zip(declares, self.declare_many([req for _, req in declares])):
+                results[i] = CommitTableResult(declare_table=declared)
+                undo.append(lambda r=req, d=declared: self.ns.data_ops.undo_declaration(r.id, d.location, {
+                    **self.ns.storage_options, **(d.storage_options or {})}))
             versions = [(i, req) for i, (kind, req) in enumerate(ops) if kind == "create_table_version"]
             if versions:
                 records = self.commit_versions([req for _, req in versions])
@@ -470,6 +469,21 @@ class TableVersions:
         for ns, table in gone:
             self.ns._deregistered(ns, table)
         return BatchCommitTablesResponse(results=results)
+
+    def declare_many(self, requests: list) -> list:
+        """Several declarations at once, all or none (BatchCommitTables): checked like
+        DeclareTable, stored with one ``_create_tables`` (one catalog commit where the
+        backend has one), so a bulk declare does not pay a commit per table."""
+        planned = [self.ns._declaration(r) for r in requests]
+        self.ns._create_tables(planned)
+        try:
+            for ns, table in planned:
+                self.ns._declared(ns, table)
+        except Exception:
+            for ns, table in planned:  # nothing is left of a failed declaration
+                self.ns._withdraw_entry(ns, table.name)
+            raise
+        return [self.ns._declare_response(table) for _, table in planned]
 
     _BATCH_KINDS = ("declare_table", "create_table_version", "delete_table_versions", "deregister_table")
 

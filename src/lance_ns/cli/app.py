@@ -308,10 +308,19 @@ command(table, "create", cmd.table_create,
         click.option("--format", type=click.Choice(sorted(cmd.READERS)),
                      help="the file's format (default: from its suffix: .parquet, .csv, .json/.jsonl)"),
         CREATE_MODE, properties_option("table"))
-command(table, "declare", cmd.table_declare, "declare a table (reserve its name and location, no data yet)",
-        [f"lance-ns table declare db.clicks --property team=ml {ROOT}"],
+command(table, "declare", cmd.table_declare,
+        "declare a table (reserve its name and location, no data yet); with --from FILE, every table the "
+        "file lists (one id a line, or a JSON object with id, location, properties; ID is then the namespace "
+        "they go into), --batch at a time, each batch all or none",
+        [f"lance-ns table declare db.clicks --property team=ml {ROOT}",
+         f"lance-ns table declare db --from /data/tenants.txt {ROOT}"],
         *id_options("table", required=True), click.option("--location", help="table location (default: chosen by the namespace)"),
-        properties_option("table"))
+        properties_option("table"),
+        click.option("--from", "source", type=click.Path(dir_okay=False, exists=True),
+                     help="declare the tables this file lists (see above)"),
+        click.option("--batch", type=click.IntRange(1), default=10000, show_default=True,
+                     help="tables per BatchCommitTables with --from"),
+        short="declare a table, or every table a file lists")
 command(table, "register", cmd.table_register, "register an existing Lance table location under a name",
         ["lance-ns table register db.raw_events --location /data/raw/events.lance "
          "--impl dir --prop root=/data/lake --prop allow_external_locations=true"],

@@ -7,6 +7,7 @@ codes in one place (:func:`lance_ns.cli.app.run`).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Callable
 
@@ -411,10 +412,55 @@ def tags_delete(args, out: Output) -> int:
 
 def table_declare(args, out: Output) -> int:
     ns = open_namespace(args, out)
+    if args.source:
+        return _declare_from(ns, args, out)
     parts = ident(args, table=True)
     req = DeclareTableRequest(id=parts, location=args.location, properties=parse_pairs(args.property, "--property") or None)
     data = dump(ns.declare_table(req))
     out.emit(data, lambda: out.message(f"declared table {shown(parts, args)} at {data.get('location')}"))
+    return 0
+
+
+def declarations(path: str, parent: list[str], delimiter: str) -> list[dict]:
+    """DeclareTable requests from a file, one table a line: its id (split at the
+    delimiter, under ``parent``) or a JSON object with ``id`` (a list, or a string so
+    split), and optionally ``location`` and ``properties``.  Blank lines and lines
+    starting with ``#`` are skipped."""
+    requests = []
+    for number, line in enumerate(Path(path).read_text().splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        try:
+            item = json.loads(line) if line.startswith("{") else {"id": line}
+        except ValueError as e:
+            raise InvalidInputError(f"{path}:{number}: not a JSON object: {e}") from None
+        raw = item.get("id")
+        table_id = raw if isinstance(raw, list) else parse_id(str(raw or ""), delimiter)
+        if not table_id or set(item) - {"id", "location", "properties"}:
+            raise InvalidInputError(f"{path}:{number}: give an id, and only location and properties beside it")
+        requests.append({"id": parent + list(table_id), "location": item.get("location"),
+                         "properties": item.get("properties")})
+    return requests
+
+
+def _declare_from(ns, args, out: Output) -> int:
+    """Declare every table a file lists, ``--batch`` tables per BatchCommitTables (each
+    batch all or none: one catalog commit where the backend has one)."""
+    requests = declarations(args.source, ident(args), args.delimiter)
+    declared = 0
+    with out.progress(f"declaring {len(requests)} tables", len(requests)) as advance:
+        for start in range(0, len(requests), args.batch):
+            chunk = requests[start:start + args.batch]
+            try:
+                ns.batch_commit_tables({"operations": [{"declare_table": r} for r in chunk]})
+            except LanceNamespaceError as e:  # the usual error answer, saying how far it got
+                raise type(e)(f"{declared} tables declared; none of the batch of {len(chunk)} from table "
+                              f"{start + 1} on: {e}") from e
+            declared += len(chunk)
+            for _ in chunk:
+                advance()
+    out.emit({"declared": declared}, lambda: out.message(f"declared {declared} tables"))
     return 0
 
 

@@ -354,7 +354,7 @@ class DirectoryNamespace(CatalogNamespace):
         except Exists as e:
             what = "namespace" if e.entry.kind == NAMESPACE else "table"
             raise NamespaceAlreadyExistsError(f"{to_string(ns)!r} is already the name of a {what}") from None
-        self._check_parent_survived(ns[:-1], object_id(ns))
+        self._check_parent_survived(ns[:-1], [object_id(ns)])
 
     def _drop_namespace(self, ns):
         return self.manifest.delete([object_id(ns)]) > 0
@@ -438,16 +438,26 @@ class DirectoryNamespace(CatalogNamespace):
                     "without manifest_enabled a table is a root table in its own <name>.lance directory"
                 )
             return  # the reserved marker (DeclareTable) or the data (RegisterTable) is the table
-        oid = object_id(ns + [table.name])
-        if is_managed(table) and HISTORY_KEY not in table.properties:
-            table.properties[HISTORY_KEY] = uuid.uuid4().hex  # this table's own, never inherited
+        self._create_tables([(ns, table)])
+
+    def _create_tables(self, planned):
+        """Every entry in one manifest commit (a bulk declare costs one commit, not one per table)."""
+        if self.manifest is None:
+            return super()._create_tables(planned)
+        entries = []
+        for ns, table in planned:
+            if is_managed(table) and HISTORY_KEY not in table.properties:
+                table.properties[HISTORY_KEY] = uuid.uuid4().hex  # this table's own, never inherited
+            entries.append(Entry(object_id(ns + [table.name]), TABLE, self._stored(table.location),
+                                 table.properties or None))
         try:
-            self.manifest.insert(Entry(oid, TABLE, self._stored(table.location), table.properties or None))
-        except Exists:
-            raise TableAlreadyExistsError(f"{to_string(ns + [table.name])!r} already exists") from None
+            self.manifest.insert_many(entries)
+        except Exists as e:
+            raise TableAlreadyExistsError(f"{to_string(e.entry.object_id.split(ID_DELIMITER))!r} already exists") from None
         finally:
             self._invalidate_listing()
-        self._check_parent_survived(ns, oid)  # a declare or register racing a DropNamespace
+        for ns in {tuple(ns) for ns, _ in planned}:  # a declare or register racing a DropNamespace
+            self._check_parent_survived(list(ns), [e.object_id for e in entries])
 
     def _delete_table(self, ns, name):
         try:
@@ -538,11 +548,11 @@ class DirectoryNamespace(CatalogNamespace):
             self.files.delete_file(storage.join(table.location, DEREGISTERED))
         self._invalidate_listing()
 
-    def _check_parent_survived(self, ns: list[str], oid: str) -> None:
-        """After adding ``oid``: if a racing DropNamespace removed its namespace
+    def _check_parent_survived(self, ns: list[str], oids: list[str]) -> None:
+        """After adding ``oids``: if a racing DropNamespace removed its namespace
         meanwhile, the drop won -- withdraw the entry rather than orphan it."""
         if ns and self.manifest.get(object_id(ns)) is None:
-            self.manifest.delete([oid])
+            self.manifest.delete(oids)
             raise NamespaceNotFoundError(f"namespace {to_string(ns)!r} was dropped meanwhile")
 
     def _deregistered(self, ns, table):

@@ -1,0 +1,192 @@
+"""The directory namespace at the scale of a multi-tenant lake: one namespace grown to
+1k, 10k, 100k (and 1M) tables, each figure printed as the ratio to its value at 1k.
+
+    python benchmarks/bench_scale.py --quick        # 1k, 10k, 100k
+    python benchmarks/bench_scale.py                # ... and 1M (takes its time)
+
+The root is grown by bulk declaration (BatchCommitTables of DeclareTable operations,
+``--batch`` tables each: one manifest commit per batch); at every size it measures,
+on the grown namespace:
+
+* bulk declare: tables/s of the batches that grew it to this size (goal >= 10,000/s);
+* declare, drop, describe, exists and one page of 100 (the first and one from the
+  middle): median and p99 per call (goal: within 1.5x of the 1k value, p99 included);
+* cold start: a new process (interpreter and imports included) connecting and
+  answering its first DescribeTable, and the resident memory it then holds (goal:
+  within 1.5x of 1k, under 1 GB);
+* the manifest's bytes.
+
+pylance's own DirectoryNamespace is measured beside it on the same machine for as far
+as it gets within ``--pylance-seconds`` (declaring one by one: it has no bulk path),
+at the sizes it reaches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+GOAL = 1.5
+BULK_GOAL = 10_000
+
+
+def _p(times: list[float], q: float) -> float:
+    s = sorted(times)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
+def _calls(fn, n: int) -> list[float]:
+    out = []
+    for i in range(n):
+        t = time.perf_counter()
+        fn(i)
+        out.append(time.perf_counter() - t)
+    return out
+
+
+_COLD = """
+import json, resource, sys, time
+t0 = time.perf_counter()
+import lance_ns
+ns = lance_ns.connect("dir", {"root": sys.argv[1]})
+ns.describe_table({"id": ["t", sys.argv[2]]})
+print(json.dumps({"seconds": time.perf_counter() - t0,
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def cold_start(root: str, name: str) -> dict:
+    """A new process's first describe, started outside the timing of python itself."""
+    t = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", _COLD, root, name], capture_output=True, text=True, check=True)
+    result = json.loads(out.stdout)
+    result["wall"] = time.perf_counter() - t
+    return result
+
+
+def measure(ns, root: str, size: int, rounds: int) -> dict:
+    names = [f"x{i}" for i in range(0, size, max(size // rounds, 1))][:rounds]
+    fig: dict[str, list[float]] = {}
+    fig["describe"] = _calls(lambda i: ns.describe_table({"id": ["t", names[i % len(names)]]}), rounds * 4)
+    fig["exists"] = _calls(lambda i: ns.table_exists({"id": ["t", names[i % len(names)]]}), rounds * 4)
+    fig["page_first"] = _calls(lambda i: ns.list_tables({"id": ["t"], "limit": 100}), rounds)
+    middle = ns.list_tables({"id": ["t"], "limit": 100, "page_token": f"x{size // 2}"}).page_token or ""
+    fig["page_middle"] = _calls(lambda i: ns.list_tables({"id": ["t"], "limit": 100, "page_token": middle}), rounds)
+    fig["declare"] = _calls(lambda i: ns.declare_table({"id": ["t", f"d{size}_{i}"]}), rounds)
+    fig["drop"] = _calls(lambda i: ns.deregister_table({"id": ["t", f"d{size}_{i}"]}), rounds)
+    cold = [cold_start(root, names[i % len(names)]) for i in range(3)]
+    return {
+        **{k: (statistics.median(v), _p(v, 0.99)) for k, v in fig.items()},
+        "cold": (statistics.median(c["wall"] for c in cold), max(c["wall"] for c in cold)),
+        "rss_mb": max(c["rss_mb"] for c in cold),
+        "manifest_mb": ns.manifest.size_bytes() / 1e6,
+    }
+
+
+def grow(ns, start: int, size: int, batch: int) -> float:
+    """Declare tables x<start>..x<size-1> in bulk; tables/s."""
+    t = time.perf_counter()
+    for lo in range(start, size, batch):
+        ns.batch_commit_tables({"operations": [{"declare_table": {"id": ["t", f"x{i}"]}}
+                                               for i in range(lo, min(size, lo + batch))]})
+    return (size - start) / (time.perf_counter() - t)
+
+
+def pylance_growth(seconds: float, checkpoints: list[int]) -> dict[int, dict]:
+    """pylance's DirectoryNamespace, one declare at a time, for at most ``seconds``."""
+    from lance.namespace import DirectoryNamespace
+
+    root = tempfile.mkdtemp(prefix="scale-pylance-")
+    try:
+        ns = DirectoryNamespace(root=root)
+        ns.create_namespace(_req("CreateNamespaceRequest", id=["t"]))
+        out, done, t0 = {}, 0, time.perf_counter()
+        for size in checkpoints:
+            t = time.perf_counter()
+            while done < size and time.perf_counter() - t0 < seconds:
+                ns.declare_table(_req("DeclareTableRequest", id=["t", f"x{done}"]))
+                done += 1
+            if done < size:
+                break
+            rate = (size - (0 if not out else max(out))) / (time.perf_counter() - t)
+            desc = _calls(lambda i: ns.describe_table(_req("DescribeTableRequest", id=["t", f"x{i * 7 % size}"])), 50)
+            out[size] = {"declare_rate": rate, "describe": statistics.median(desc)}
+        return out
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _req(name: str, **fields):
+    import lance_namespace
+
+    return getattr(lance_namespace, name)(**fields)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="stop at 100,000 tables")
+    ap.add_argument("--sizes", help="comma-separated sizes (default 1000,10000,100000[,1000000])")
+    ap.add_argument("--batch", type=int, default=10_000, help="tables per bulk BatchCommitTables")
+    ap.add_argument("--rounds", type=int, default=50, help="calls per figure and size")
+    ap.add_argument("--pylance-seconds", type=float, default=60.0, help="time given to pylance's namespace")
+    args = ap.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else (
+        [1_000, 10_000, 100_000] + ([] if args.quick else [1_000_000]))
+
+    import lance_ns
+
+    root = tempfile.mkdtemp(prefix="scale-ours-")
+    try:
+        ns = lance_ns.connect("dir", {"root": root})
+        ns.create_namespace({"id": ["t"]})
+        results, have = {}, 0
+        for size in sizes:
+            bulk = grow(ns, have, size, args.batch)
+            have = size
+            results[size] = {"bulk": bulk, **measure(ns, root, size, args.rounds)}
+            print(f"  {size:>9,} tables: bulk {bulk:,.0f}/s, describe {results[size]['describe'][0] * 1e6:.0f} us, "
+                  f"cold start {results[size]['cold'][0]:.2f} s, {results[size]['rss_mb']:.0f} MB", flush=True)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    rust = pylance_growth(args.pylance_seconds, sizes)
+
+    base = results[sizes[0]]
+    print(f"\nlance-ns dir, one namespace; ratio = value / value at {sizes[0]:,} tables (goal <= {GOAL}x)")
+    header = f"{'figure':<22}" + "".join(f"{s:>14,}" for s in sizes)
+    print(header)
+    for key, label in (("describe", "describe"), ("exists", "exists"), ("page_first", "first page of 100"),
+                       ("page_middle", "a middle page of 100"), ("declare", "declare"), ("drop", "deregister"),
+                       ("cold", "cold start")):
+        for q, qname in ((0, "median"), (1, "p99" if key != "cold" else "max")):
+            row = f"{label + ' ' + qname:<22}"
+            for s in sizes:
+                r = results[s][key][q] / base[key][q]
+                row += f"{r:>10.2f}x{'' if r <= GOAL else ' !':<3}"
+            print(row)
+    print(f"{'bulk declare /s':<22}" + "".join(f"{results[s]['bulk']:>13,.0f}{'' if results[s]['bulk'] >= BULK_GOAL else '!'}"
+                                             for s in sizes) + f"   (goal >= {BULK_GOAL:,}/s)")
+    print(f"{'cold-start memory MB':<22}" + "".join(f"{results[s]['rss_mb']:>14.0f}" for s in sizes) + "   (goal < 1024)")
+    print(f"{'manifest MB':<22}" + "".join(f"{results[s]['manifest_mb']:>14.1f}" for s in sizes))
+    print("absolute at the first size: " + ", ".join(
+        f"{k} {base[k][0] * 1e3:.2f} ms" for k in ("describe", "exists", "page_first", "declare", "drop", "cold")))
+    print(f"\npylance's DirectoryNamespace ({args.pylance_seconds:.0f} s, one declare at a time):")
+    for s in sizes:
+        if s in rust:
+            ours = results[s]
+            print(f"  {s:>9,}: declares/s {rust[s]['declare_rate']:,.0f} (ours bulk {ours['bulk']:,.0f}, "
+                  f"one by one {1 / ours['declare'][0]:,.0f}); describe {rust[s]['describe'] * 1e6:.0f} us "
+                  f"(ours {ours['describe'][0] * 1e6:.0f} us)")
+        else:
+            print(f"  {s:>9,}: not reached in {args.pylance_seconds:.0f} s")
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONWARNINGS", "ignore")
+    main()

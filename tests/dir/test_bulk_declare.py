@@ -1,0 +1,65 @@
+"""Bulk declaration (BatchCommitTables of DeclareTable operations, ``lance-ns table
+declare --from``): one manifest commit for the whole batch, all or none."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import lance_ns
+from lance_ns.errors import TableAlreadyExistsError
+from tests.cli.conftest import run_cli
+
+
+@pytest.fixture
+def ns(tmp_path):
+    ns = lance_ns.connect("dir", {"root": str(tmp_path / "lake"), "manifest_compact_every": "0"})
+    ns.create_namespace({"id": ["t"]})
+    return ns
+
+
+def _declares(names):
+    return {"operations": [{"declare_table": {"id": ["t", n]}} for n in names]}
+
+
+def test_a_bulk_declare_is_one_manifest_commit(ns):
+    before = ns.manifest.version
+    ns.batch_commit_tables(_declares([f"x{i}" for i in range(2000)]))
+    assert ns.manifest.version == before + 1  # 2,000 tables, one commit
+    page = ns.list_tables({"id": ["t"], "limit": 100})
+    assert len(page.tables) == 100 and page.page_token
+    assert ns.describe_table({"id": ["t", "x1999"], "check_declared": True}).is_only_declared
+
+
+def test_a_bulk_declare_with_one_taken_name_declares_none(ns):
+    ns.declare_table({"id": ["t", "taken"]})
+    before = ns.manifest.version
+    with pytest.raises(TableAlreadyExistsError):
+        ns.batch_commit_tables(_declares(["a", "b", "taken", "c"]))
+    assert ns.manifest.version == before
+    assert ns.list_tables({"id": ["t"]}).tables == ["taken"]
+    assert not any((ns.files.exists(ns.default_location(["t"], n) + "/.lance-reserved")) for n in "abc")
+
+
+def test_the_cli_declares_a_file_in_batches(tmp_path):
+    root = tmp_path / "lake"
+    lance_ns.connect("dir", {"root": str(root)}).create_namespace({"id": ["db"]})
+    listing = tmp_path / "tenants.txt"
+    lines = [f"tenant{i}" for i in range(6)] + ['{"id": ["gold"], "properties": {"tier": "gold"}}', "# a comment", ""]
+    listing.write_text("\n".join(lines))
+    lake = ["--impl", "dir", "--prop", f"root={root}"]
+    ran = run_cli("table", "declare", "db", "--from", str(listing), "--batch", "3", "--json", *lake)
+    assert ran.rc == 0, ran.err
+    assert json.loads(ran.out) == {"declared": 7}
+    ns = lance_ns.connect("dir", {"root": str(root)})
+    assert len(ns.list_tables({"id": ["db"]}).tables) == 7
+    assert ns.describe_table({"id": ["db", "gold"]}).properties["tier"] == "gold"
+    # again: the first batch is refused whole, and the answer says how far it got
+    again = run_cli("table", "declare", "db", "--from", str(listing), "--json", *lake)
+    assert again.rc != 0 and json.loads(again.out)["code"] == 5
+    assert "0 tables declared" in json.loads(again.out)["error"]
+    bad = tmp_path / "bad.txt"
+    bad.write_text('{"id": ["x"], "colour": "red"}\n')
+    refused = run_cli("table", "declare", "db", "--from", str(bad), "--json", *lake)
+    assert refused.rc != 0 and json.loads(refused.out)["code"] == 13 and "bad.txt:1" in json.loads(refused.out)["error"]
