@@ -166,7 +166,7 @@ class Outer:
         seen = _Seen(owner, scope, send)
         try:
             route, path_id = (None, None) if scope.get("root_path") else owner.fast.match(scope["method"], scope["path"])
-            answer = self._refusal(scope, route)
+            answer = self._refusal(scope, route) if owner.pipeline.auth_required else None
             if answer is None and route is not None:  # a protocol route: answered whole, without Starlette
                 scope[OPERATION] = route.op.op_id
                 answer = await owner.serve_route(scope, receive, route, path_id)
@@ -190,15 +190,15 @@ class Outer:
             seen.answered(answer)
             await answer(scope, receive, send)
         finally:
-            seen.finish()
+            if not seen.done:
+                seen.finish()
 
     def _refusal(self, scope: dict, route: R.Route | None) -> Answer | None:
-        """401 for a request without valid credentials where they are needed; else None,
-        the principal left in the scope.  A protocol route always needs them; other
-        paths unless open or the UI's own (it accepts its sign-in cookie too)."""
+        """On a server with credentials: 401 for a request without valid ones where they
+        are needed; else None, the principal left in the scope.  A protocol route always
+        needs them; other paths unless open or the UI's own (it takes its sign-in cookie too)."""
         owner = self.owner
-        if owner.pipeline.auth_required and (route is not None or (
-                scope["path"] not in OPEN_PATHS and not owner.authenticates_itself(scope["path"]))):
+        if route is not None or (scope["path"] not in OPEN_PATHS and not owner.authenticates_itself(scope["path"])):
             try:
                 scope[PRINCIPAL] = owner.pipeline.principal_of(scope["headers"])
             except UnauthenticatedError as e:

@@ -115,6 +115,8 @@ class Pipeline:
         self.auth_file = A.AuthFile(settings.auth_file) if settings.auth_file else None
         self._tokens = [settings.auth_token.encode()] if settings.auth_token else []
         self._keys = [k.encode() for k in settings.api_keys]
+        #: whether any credentials are configured (then every request but the open ones needs them)
+        self.auth_required = bool(self._tokens or self._keys or self.auth_file)
         self._by_creds: dict[tuple, A.Principal] = {}  # see principal_of
         self._creds_generation = -1
         #: backend calls running at once: the setting, else the size the backend asks for
@@ -138,10 +140,6 @@ class Pipeline:
         self._own_secrets = {str(v) for k, v in own.items() if is_secret_key(k) and v}
 
     # -- who ---------------------------------------------------------------------------
-    @property
-    def auth_required(self) -> bool:
-        return bool(self._tokens or self._keys or self.auth_file)
-
     def authenticate(self, headers: Mapping[str, str]) -> A.Principal:
         """The caller: the all-powerful principal for ``--auth-token``/API keys, an auth
         file's principal for its token (as a bearer token or ``x-api-key``)."""
