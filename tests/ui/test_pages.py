@@ -261,8 +261,8 @@ def test_sign_in_refuses_other_sites_and_foreign_redirects(guarded):
 
 
 def test_every_call_asks_the_servers_authorization_hook(lake):
-    """Per-principal grants: ``NamespaceApp._authorize(principal, route, request)`` refuses
-    with PermissionDeniedError, ``_visible(principal, route, request, result)`` narrows
+    """Per-principal grants: the pipeline's ``authorize(principal, route, request)`` refuses
+    with PermissionDeniedError, ``visible(principal, route, request, result)`` narrows
     listings (issue 19's server defines both; here they are stand-ins)."""
     app = create_app(lake)
     asked = []
@@ -278,8 +278,8 @@ def test_every_call_asks_the_servers_authorization_hook(lake):
             return result.model_copy(update={"namespaces": [n for n in result.namespaces if n != "us"]})
         return result
 
-    app.state.namespace_app._authorize = authorize
-    app.state.namespace_app._visible = visible
+    app.state.namespace_app.pipeline.authorize = authorize
+    app.state.namespace_app.pipeline.visible = visible
     ui = client(app)
     table = ui.get("/ui/table/sales/orders")
     assert table.status_code == 200
@@ -299,7 +299,7 @@ def test_both_serve_commands_take_no_ui(monkeypatch, tmp_path):
     from lance_ns.server import command, running
 
     seen = []
-    monkeypatch.setattr(running, "serve", lambda ns, **kw: seen.append(kw["ui"]))
+    monkeypatch.setattr(running, "serve", lambda ns, **kw: seen.append(kw["settings"].ui))
     root = str(tmp_path / "lake")
     assert command.main(["--impl", "dir", "--prop", f"root={root}", "--no-ui"]) == 0
     assert command.main(["--impl", "dir", "--prop", f"root={root}"]) == 0

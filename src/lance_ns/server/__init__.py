@@ -19,8 +19,9 @@ from __future__ import annotations
 import importlib
 
 _EXPORTS = {
-    "DEFAULT_BODY_TIMEOUT": ".command",
-    "DEFAULT_MAX_BODY_BYTES": ".command",
+    "DEFAULT_BODY_TIMEOUT": ".settings",
+    "DEFAULT_MAX_BODY_BYTES": ".settings",
+    "ServerSettings": ".settings",
     "NamespaceApp": ".app",
     "create_app": ".app",
     "ROUTES": "..protocol.routes",

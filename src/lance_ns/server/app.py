@@ -1,10 +1,11 @@
 """The Lance REST server: an ASGI app over any ``lance_namespace.LanceNamespace``.
 
 One generic handler serves every route of :data:`routes.ROUTES`: it turns
-the path, query string and body into the operation's request model, runs the
-(blocking) backend call in a bounded thread pool so the event loop keeps
-serving, and renders the result the way the protocol says (JSON, a bare
-count or string, or an Arrow IPC file).  Every failure becomes the JSON
+the path, query string and body into the operation's request model, runs it
+through the :mod:`.pipeline` (authorization, the backend call on a bounded
+thread pool so the event loop keeps serving, secrets, audit), and renders the
+result the way the protocol says (JSON, a bare count or string, or an Arrow
+IPC file).  :mod:`.asgi` wraps every request (metrics, log line, panics).  Every failure becomes the JSON
 ``ErrorResponse`` with an integer ``code`` and the status from the one error
 table in :mod:`lance_ns.errors`.
 """
@@ -12,19 +13,13 @@ table in :mod:`lance_ns.errors`.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import functools
-import hmac
 import json
-import logging
-import time
 import urllib.parse
-import weakref
 from collections.abc import Iterable, Mapping  # not typing's: faster isinstance checks
 from typing import Any
 
 import anyio
-import pydantic_core
 from lance_namespace import LanceNamespace
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -32,72 +27,20 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route as StarletteRoute
 
-from .. import tables, vending
-from ..base import (
-    BY_OP_ID,
-    NamespaceBase,
-    Operation,
-    WouldBlock,
-    call_checked,
-    check_request,
-    coerce_request,
-    is_panic,
-    on_event_loop,
-)
-from ..errors import (
-    InternalError,
-    InvalidInputError,
-    LanceNamespaceError,
-    ServiceUnavailableError,
-    UnauthenticatedError,
-    UnsupportedOperationError,
-    code_of,
-    error_body,
-    http_status,
-)
+from .. import tables
+from ..base import BY_OP_ID, Operation
+from ..errors import InvalidInputError, LanceNamespaceError, UnsupportedOperationError
 from ..identifiers import REST_DELIMITER, names_same_object, split_id
-from ..limits import Limits
-from ..modes import CreateMode, DropBehavior, DropMode, RegisterMode, WriteMode
-from ..redact import RedactingFilter, is_secret_key, redact_text
-from . import auth as A
 from ..protocol import routes as R
+from . import auth as A
 from . import ui
+from .asgi import OPERATION, PRINCIPAL, Answer, BodyTimeout, Outer, error_response, json_bytes, json_error
 from .metrics import Metrics
-from .settings import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_QUEUE_TIMEOUT, DEFAULT_THREADS
-
-#: operations whose answers may carry vended storage credentials (lance_ns.vending)
-_VENDING_METHODS = frozenset({"describe_table", "declare_table", "create_table"})
-
-log = logging.getLogger("lance_ns.server")
-log.addFilter(RedactingFilter())  # messages and tracebacks may quote a backend's secrets
-#: one line per mutating call: who (the principal's name, never a token), what, on which id, outcome
-audit = logging.getLogger("lance_ns.audit")
-#: where the authenticated principal travels from the ASGI wrapper to the handler
-PRINCIPAL = "lance_ns.principal"
-#: the OperationId an endpoint serves, for the metrics' ``operation`` label
-OPERATION = "lance_ns.operation"
-#: the seconds the backend call of a request took (metrics: one record per request)
-BACKEND_SECONDS = "lance_ns.backend_seconds"
+from .pipeline import Pipeline
+from .settings import DEFAULT_MAX_BODY_BYTES, DEFAULT_THREADS, ServerSettings  # noqa: F401 - re-exported
 
 #: the deepest nesting of arrays/objects accepted in a JSON body (requests need 3)
 MAX_JSON_DEPTH = 32
-
-#: (OperationId, field) -> the mode enum its value must parse as.  The server
-#: refuses unknown modes itself so that no backend can silently ignore one.
-MODE_FIELDS = {
-    ("CreateNamespace", "mode"): CreateMode,
-    ("DropNamespace", "mode"): DropMode,
-    ("DropNamespace", "behavior"): DropBehavior,
-    ("RegisterTable", "mode"): RegisterMode,
-    ("CreateTable", "mode"): CreateMode,
-    ("InsertIntoTable", "mode"): WriteMode,
-}
-#: modes an operation accepts when its enum is wider than the operation
-MODE_SUBSETS = {("InsertIntoTable", "mode"): {WriteMode.APPEND, WriteMode.OVERWRITE}}
-#: OperationId -> its (field, enum) pairs of MODE_FIELDS, looked up once per request
-_MODES_BY_OP: dict[str, list[tuple[str, type]]] = {}
-for (_op_id, _field), _enum in MODE_FIELDS.items():
-    _MODES_BY_OP.setdefault(_op_id, []).append((_field, _enum))
 
 #: (context key, lower-case header name as bytes) for lance-ns context entries sent as headers
 _CONTEXT_HEADERS = tuple((key, header.lower().encode()) for key, header in R.CONTEXT_HEADERS.items())
@@ -105,10 +48,6 @@ _ARROW_FILE_TYPE = R.ARROW_FILE.encode()
 
 #: whether a task can take back a cancellation (Python 3.11+), as _Deadlines needs
 _UNCANCEL = hasattr(asyncio.Task, "uncancel")
-
-#: seconds a client answered 503 (every backend thread busy) is told to wait before retrying
-RETRY_AFTER_SECONDS = 1
-
 
 class _Deadlines:
     """The body timeout of every request of one event loop, kept by one timer: a task
@@ -144,61 +83,6 @@ class _Deadlines:
                 self._cancelled.add(task)
                 task.cancel()
         self._timer = self.loop.call_later(self.period, self._sweep) if self.pending else None
-
-
-class _Busy(ServiceUnavailableError):
-    """Every backend thread stayed busy for the whole queue timeout: code 17 (503) with Retry-After."""
-
-
-class _BodyTimeout(InvalidInputError):
-    """A body not received in time: code 13 (InvalidInput) with HTTP 408."""
-
-
-def _json_error(exc: BaseException, path: str = "", status: int | None = None) -> "_Answer":
-    if status is None:
-        # oversize bodies (raw or decoded) 413, stalled bodies 408: both code 13
-        if isinstance(exc, tables.DataTooLarge):
-            status = 413
-        elif isinstance(exc, _BodyTimeout):
-            status = 408
-        else:
-            status = http_status(exc)
-    body = error_body(exc, instance=path or None)
-    for field in ("error", "detail"):  # a backend's message may quote a secret
-        body[field] = redact_text(body[field])
-    headers = ((b"connection", b"close"),) if status in (408, 413) else ()  # the rest of the body is not read
-    if isinstance(exc, _Busy):
-        headers = ((b"retry-after", str(RETRY_AFTER_SECONDS).encode()),)
-    return _Answer(_json_bytes(body), status, _JSON_TYPE, headers, code=body.get("code"))
-
-
-def _json_bytes(result: Any) -> bytes:
-    """A response model (or map, count, string) as the JSON body, serialised straight to
-    bytes by pydantic-core (aliases, no nulls) without an intermediate dict."""
-    return pydantic_core.to_json({} if result is None else result, by_alias=True, exclude_none=True)
-
-
-_JSON_TYPE = R.JSON.encode()
-
-
-class _Answer:
-    """A whole response as raw ASGI messages: the body is bytes already, so it needs no
-    Starlette Response (header objects, a render step).  Any Starlette endpoint may
-    return it too (it is an ASGI callable)."""
-
-    __slots__ = ("body", "status", "media_type", "headers", "code")
-
-    def __init__(self, body: bytes, status: int = 200, media_type: bytes = _JSON_TYPE,
-                 headers: tuple = (), code: int | None = None):
-        self.body, self.status, self.media_type, self.headers = body, status, media_type, headers
-        #: the protocol's error code of an error answer (metrics), None otherwise
-        self.code = code
-
-    async def __call__(self, scope, receive, send) -> None:
-        headers = [(b"content-type", self.media_type), (b"content-length", str(len(self.body)).encode()),
-                   *self.headers]
-        await send({"type": "http.response.start", "status": self.status, "headers": headers})
-        await send({"type": "http.response.body", "body": self.body})
 
 
 @functools.lru_cache(maxsize=1024)
@@ -276,122 +160,39 @@ def _check_json(value: Any) -> None:
                     stack.append((key, depth + 1))
 
 
-def _call_shielded(fn, *args):
-    """Run a backend call; a Rust panic (a BaseException) becomes an InternalError."""
-    try:
-        return fn(*args)
-    except Exception:
-        raise
-    except BaseException as e:
-        if is_panic(e):
-            log.error("Lance panicked in %s: %s", getattr(fn, "__name__", fn), e)
-            raise InternalError("the storage engine failed unexpectedly") from None
-        raise
-
-
 #: bodies up to this size, and this many requests, are remembered as built (NamespaceApp._known)
 _KNOWN_BODY_BYTES = 1024
 _KNOWN_REQUESTS = 4096
 
-#: _answer_inline's "it would block": run the call on the backend's threads
-_WOULD_BLOCK = object()
-
-
-def _answer_inline(fn, req, checked: bool):
-    """A read the backend answers from memory, on the event loop; _WOULD_BLOCK when it
-    would have to wait (storage, a lock), so that the caller runs it on a thread."""
-    try:
-        if checked:
-            return on_event_loop(_call_shielded, call_checked, fn, req)
-        return on_event_loop(_call_shielded, fn, req)
-    except WouldBlock:
-        return _WOULD_BLOCK
-
 
 class NamespaceApp:
-    """Holds the backend and settings; builds the Starlette app."""
+    """Holds the backend and settings; builds the app: :class:`~.asgi.Outer` around
+    the protocol's fast path and Starlette's routes (the rest, and the UI)."""
 
-    def __init__(
-        self,
-        namespace: LanceNamespace,
-        *,
-        auth_token: str | None = None,
-        api_keys: Iterable[str] | None = None,
-        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-        threads: int | None = None,
-        log_requests: bool = True,
-        max_decoded_bytes: int | None = None,
-        body_timeout: float = DEFAULT_BODY_TIMEOUT,
-        limits: Limits | None = None,
-        auth_file: str | None = None,
-        ui: bool = True,
-        queue_timeout: float = DEFAULT_QUEUE_TIMEOUT,
-        metrics: bool = True,
-    ):
+    def __init__(self, namespace: LanceNamespace, settings: ServerSettings | None = None, **options: Any):
+        self.settings = settings = ServerSettings.of(settings, **options)
         self.namespace = namespace
-        #: our namespaces check every request once themselves (lance_ns.base.normalising)
-        self._checks_requests = isinstance(namespace, NamespaceBase)
-        self.ui = ui  # the catalog browser at /ui/ (server.ui)
-        self.auth_file = A.AuthFile(auth_file) if auth_file else None
+        #: every operation runs through it, the UI's too
+        self.pipeline = Pipeline(namespace, settings)
+        self.ui = settings.ui  # the catalog browser at /ui/ (server.ui)
         #: Prometheus metrics (/metrics), None when turned off (``--no-metrics``)
-        self.metrics = Metrics() if metrics else None
-        self._tokens = [t.encode() for t in ([auth_token] if auth_token else [])]
-        self._keys = [k.encode() for k in (api_keys or []) if k]
-        self.max_body_bytes = int(max_body_bytes)
+        self.metrics = Metrics() if settings.metrics else None
+        self.log_requests = settings.log_requests
+        self.max_body_bytes = int(settings.max_body_bytes)
         #: decoded Arrow bodies are bounded too (a few KB of zstd can decode to GBs)
-        self.max_decoded_bytes = int(max_decoded_bytes) if max_decoded_bytes else self.max_body_bytes
-        self.body_timeout = float(body_timeout)
-        self.limits = limits or Limits()
-        #: backend calls running at once: the flag, else the size the backend asks for
-        #: (``server_threads``: many for catalogs that wait on the network)
-        self.threads = int(threads or getattr(namespace, "server_threads", None) or DEFAULT_THREADS)
-        if self.threads < 1:
-            raise InvalidInputError(f"threads must be at least 1, got {self.threads}")
-        self.queue_timeout = float(queue_timeout)
-        #: whether the backend may vend credentials (one that is not ours may)
-        self._vends = bool(getattr(namespace, "vends_credentials", True))
-        #: reads the backend answers from memory: tried on the event loop first (no thread hand-off)
-        self._inline_methods = frozenset(getattr(namespace, "inline_methods", ()) or ())
-        #: the requests of those reads as built and checked, by their bytes: a client asks
+        self.max_decoded_bytes = int(settings.max_decoded_bytes or self.max_body_bytes)
+        self.body_timeout = float(settings.body_timeout)
+        self.fast = _FastRoutes(R.ROUTES.values())
+        #: the requests of inline reads as built and checked, by their bytes: a client asks
         #: the same describe again and again (bounded: cleared when full)
         self._known: dict[tuple, Any] = {}
-        self._by_creds: dict[tuple, A.Principal] = {}  # see _principal_of
-        self._creds_generation = -1
-        self.log_requests = log_requests
-        # the backend's own threads: a blocking call (a slow catalog, object storage) never
-        # runs on the event loop, and at most ``threads`` run at once
-        self._pool = concurrent.futures.ThreadPoolExecutor(self.threads, thread_name_prefix="lance-ns-backend")
-        weakref.finalize(self, self._pool.shutdown, wait=False)
         self._deadlines: _Deadlines | None = None  # body reads under way (their timeout)
-        self._slots: asyncio.Semaphore | None = None  # free threads, on the loop that serves (a test
-        self._slots_loop: asyncio.AbstractEventLoop | None = None  # client may start one per request)
-        # the server's own credentials: never sent back in a response's storage_options
-        own = getattr(namespace, "storage_options", None) or {}
-        self._own_secrets = {str(v) for k, v in own.items() if is_secret_key(k) and v}
 
-    # -- plumbing ---------------------------------------------------------------
-    async def _run(self, fn, *args):
-        """Run a blocking backend call on the pool.  With every thread busy a request
-        waits at most ``queue_timeout`` seconds, then is answered 503 code 17 with
-        Retry-After: an overloaded backend is told to the client, never queued forever."""
-        loop = asyncio.get_running_loop()
-        slots = self._slots
-        if slots is None or self._slots_loop is not loop:  # an asyncio primitive serves one loop
-            slots, self._slots_loop = asyncio.Semaphore(self.threads), loop
-            self._slots = slots
-        if slots.locked():
-            try:
-                await asyncio.wait_for(slots.acquire(), self.queue_timeout)
-            except asyncio.TimeoutError:
-                raise _Busy(f"all {self.threads} backend threads stayed busy for {self.queue_timeout:g} s; "
-                            f"retry later") from None
-        else:
-            await slots.acquire()  # free: no waiting
-        try:
-            return await loop.run_in_executor(self._pool, _call_shielded, fn, *args)
-        finally:
-            slots.release()
+    @property
+    def threads(self) -> int:
+        return self.pipeline.threads
 
+    # -- the request ------------------------------------------------------------------
     async def _body(self, request: _Incoming) -> bytes:
         declared = request.header(b"content-length")
         if declared and declared.isdigit() and int(declared) > self.max_body_bytes:
@@ -402,7 +203,7 @@ class NamespaceApp:
                 with anyio.fail_after(self.body_timeout):
                     return await self._read_body(request)
             except TimeoutError:
-                raise _BodyTimeout(f"request body not received within {self.body_timeout:g} s") from None
+                raise BodyTimeout(f"request body not received within {self.body_timeout:g} s") from None
         loop = asyncio.get_running_loop()
         deadlines = self._deadlines
         if deadlines is None or deadlines.loop is not loop:  # one per loop (a test client may start several)
@@ -414,7 +215,7 @@ class NamespaceApp:
         except asyncio.CancelledError:
             if not deadlines.expired(task):
                 raise
-            raise _BodyTimeout(f"request body not received within {self.body_timeout:g} s") from None
+            raise BodyTimeout(f"request body not received within {self.body_timeout:g} s") from None
         finally:
             deadlines.pending.pop(task, None)
 
@@ -432,71 +233,9 @@ class NamespaceApp:
             chunks.append(chunk)
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
-    @property
-    def auth_required(self) -> bool:
-        return bool(self._tokens or self._keys or self.auth_file)
-
     def authenticates_itself(self, path: str) -> bool:
         """Paths that check credentials themselves: the UI accepts its sign-in cookie too."""
         return self.ui and (path == ui.PREFIX or path.startswith(ui.PREFIX + "/"))
-
-    def _authenticate(self, headers: Mapping[str, str]) -> A.Principal:
-        """The caller: the all-powerful principal for ``--auth-token``/API keys, an auth
-        file's principal for its token (as a bearer token or ``x-api-key``)."""
-        if not self.auth_required:
-            return A.ANONYMOUS
-        auth = headers.get("authorization", "")
-        bearer = auth[7:].strip() if auth[:7].lower() == "bearer " else None
-        key = headers.get("x-api-key")
-        if bearer is not None and self._tokens:
-            if any(hmac.compare_digest(bearer.encode(), t) for t in self._tokens):
-                return A.ALL_POWERFUL
-        if key is not None and self._keys:
-            if any(hmac.compare_digest(key.encode(), k) for k in self._keys):
-                return A.ALL_POWERFUL
-        if self.auth_file is not None:
-            for given in (bearer, key):
-                principal = self.auth_file.find(given) if given else None
-                if principal is not None:
-                    return principal
-        raise UnauthenticatedError("missing or invalid credentials")
-
-    def _principal_of(self, raw_headers: list[tuple[bytes, bytes]]) -> A.Principal:
-        """:meth:`_authenticate` for a request's raw headers.  The principal found for the
-        same credentials is remembered while the auth file stays as it was loaded (a
-        client sends the same token with every request); credentials that are refused
-        are never remembered, so each refusal is decided afresh."""
-        creds = tuple([pair for pair in raw_headers if pair[0] in _AUTH_HEADERS])
-        generation = 0 if self.auth_file is None else self.auth_file.current_generation()
-        if generation != self._creds_generation:
-            self._by_creds.clear()
-            self._creds_generation = generation
-        principal = self._by_creds.get(creds)
-        if principal is None:
-            principal = self._authenticate({k.decode(): v.decode("latin-1") for k, v in creds})
-            if len(self._by_creds) >= 1024:
-                self._by_creds.clear()
-            self._by_creds[creds] = principal
-        return principal
-
-    def _authorize(self, principal: A.Principal, route: R.Route, req: Any) -> A.Requirement | None:
-        """Raise PermissionDenied (403 code 15) unless ``principal`` may make the request
-        (:func:`auth.authorize`); None for the principals that may do everything."""
-        if principal is A.ANONYMOUS or principal is A.ALL_POWERFUL:
-            return None
-        return A.authorize(principal, route, req)
-
-    @staticmethod
-    def _visible(principal: A.Principal, route: R.Route, req: Any, result: Any) -> Any:
-        """A namespace listing shows only the children the principal may see."""
-        if route.op.method != "list_namespaces" or principal is A.ANONYMOUS or principal is A.ALL_POWERFUL:
-            return result
-        parent = tuple(getattr(req, "id", None) or ())
-        names = getattr(result, "namespaces", None)
-        if names is None:
-            return result
-        kept = [n for n in names if principal.may_see((*parent, n))]
-        return result if len(kept) == len(names) else result.model_copy(update={"namespaces": kept})
 
     # -- request -> model ---------------------------------------------------------
     async def _json_body(self, request: _Incoming) -> dict:
@@ -528,7 +267,7 @@ class NamespaceApp:
             raise InvalidInputError(f"expected Content-Type {R.ARROW_STREAM}, got {media!r}")
         # CreateTable with an empty body means "create an empty table" to some
         # clients; the backend decides, but never sees a non-Arrow body.
-        await self._run(_check_arrow_stream, data, op.op_id == "CreateTable", self.max_decoded_bytes)
+        await self.pipeline.run(_check_arrow_stream, data, op.op_id == "CreateTable", self.max_decoded_bytes)
         return data
 
     @staticmethod
@@ -540,21 +279,7 @@ class NamespaceApp:
                 context = fields.get("context")
                 fields["context"] = {**(context if isinstance(context, dict) else {}), key: value}
 
-    def _model(self, op: Operation, fields: dict) -> Any:
-        for field, enum in _MODES_BY_OP.get(op.op_id, ()):
-            if fields.get(field) not in (None, ""):
-                mode = enum.parse(fields[field])
-                allowed = MODE_SUBSETS.get((op.op_id, field))
-                if allowed and mode not in allowed:
-                    names = ", ".join(sorted(m.value for m in allowed))
-                    raise InvalidInputError(f"{op.op_id} {field} must be one of {names}, got {fields[field]!r}")
-        model = coerce_request(fields, op.request)  # first: an id that is not a list of strings is 13
-        self.limits.check_request(model)  # the server's own limits (--max-property-bytes...)
-        if not self._checks_requests:  # a backend that is not ours gets valid ids too
-            check_request(model)
-        return model
-
-    async def _current(self, request: _Incoming, route: R.Route) -> _Answer:
+    async def _current(self, request: _Incoming, route: R.Route) -> Answer:
         op = route.op
         query = request.query
         delimiter = request.query_value("delimiter") or REST_DELIMITER
@@ -562,7 +287,7 @@ class NamespaceApp:
         data = known = None
         if route.body == "json":
             raw = await self._body(request)
-            if op.method in self._inline_methods and len(raw) <= _KNOWN_BODY_BYTES:
+            if op.method in self.pipeline.inline_methods and len(raw) <= _KNOWN_BODY_BYTES:
                 known = (op.method, request.scope["path"], request.scope.get("query_string"), raw,
                          *(request.header(h) for _, h in _CONTEXT_HEADERS))
                 req = self._known.get(known)
@@ -587,7 +312,7 @@ class NamespaceApp:
                 if values:
                     fields[p.name] = R.parse_query_value(p, values)
         self._context_from_headers(request, fields)
-        req = self._model(op, fields)
+        req = self.pipeline.model(op, fields)
         answer = await self._call(route, req, data, request.scope)
         if known is not None and answer.status < 400:  # answered: its checks passed
             if len(self._known) >= _KNOWN_REQUESTS:
@@ -595,7 +320,7 @@ class NamespaceApp:
             self._known[known] = req
         return answer
 
-    async def _seed(self, request: _Incoming, op: Operation) -> _Answer:
+    async def _seed(self, request: _Incoming, op: Operation) -> Answer:
         """The seed spec's ``POST /<OperationId>``: the JSON body is the request.
 
         Data operations take the Arrow IPC stream as the body instead; their
@@ -620,84 +345,33 @@ class NamespaceApp:
                 data = b""
                 _check_arrow_stream(data, op.op_id == "CreateTable", self.max_decoded_bytes)
         self._context_from_headers(request, fields)
-        return await self._call(route, self._model(op, fields), data, request.scope)
+        return await self._call(route, self.pipeline.model(op, fields), data, request.scope)
 
     # -- model -> backend -> response -------------------------------------------------
     async def _call(self, route: R.Route, req: Any, data: bytes | None, scope: dict,
-                    checked: bool = False) -> _Answer:
-        """Run the operation (``checked``: ``req`` was checked before) for the request of
-        ``scope`` (its principal; the backend call's duration is left there for the metrics)
-        and render its answer."""
-        principal = scope.get(PRINCIPAL, A.ANONYMOUS)
-        fn = getattr(self.namespace, route.op.method)
-        mutating = not A.is_read_method(route.op.method)
-        try:
-            need = self._authorize(principal, route, req)
-            if need is not None and self._vends and route.op.method in _VENDING_METHODS and not all(
-                principal.may(A.WRITE, ns) for ns in need.namespaces
-            ):  # a principal that may only read is vended read-only credentials
-                fn = functools.partial(vending.capped, vending.Permission.READ, fn)
-            start = time.perf_counter()
-            try:
-                if route.op.method not in self._inline_methods:
-                    result = await (self._run(fn, req, data) if route.op.has_data else self._run(fn, req))
-                else:
-                    result = _answer_inline(fn, req, checked)
-                    if result is _WOULD_BLOCK:  # checked already: not again on the thread
-                        result = await self._run(call_checked, fn, req)
-            finally:
-                scope[BACKEND_SECONDS] = time.perf_counter() - start
-        except BaseException as e:
-            if mutating:
-                self._audit(principal, route, req, f"error code {code_of(e)}")
-            raise
-        if mutating:
-            self._audit(principal, route, req, "ok")
-        result = self._visible(principal, route, req, self._without_own_secrets(result))
+                    checked: bool = False) -> Answer:
+        """Run the operation through the pipeline for the request of ``scope`` (its
+        principal; the backend's time is left there) and render its answer."""
+        result = await self.pipeline.call(scope.get(PRINCIPAL, A.ANONYMOUS), route, req, data, scope, checked)
         if route.response == "arrow":
             payload = result if isinstance(result, (bytes, bytearray)) else getattr(result, "data", None)
             if isinstance(payload, str):
                 payload = payload.encode("latin-1")
-            return _Answer(bytes(payload or b""), route.status, _ARROW_FILE_TYPE)
+            return Answer(bytes(payload or b""), route.status, _ARROW_FILE_TYPE)
         if route.response == "count":
             count = result if isinstance(result, int) else getattr(result, "count", None)
             if count is None and isinstance(result, Mapping):
                 count = result.get("count")
-            return _Answer(_json_bytes(int(count or 0)), route.status)
+            return Answer(json_bytes(int(count or 0)), route.status)
         if route.response == "text":
-            return _Answer(_json_bytes(result if isinstance(result, str) else str(result)), route.status)
+            return Answer(json_bytes(result if isinstance(result, str) else str(result)), route.status)
         if route.response_field:  # the response body is that field's value (a bare map)
             result = getattr(result, route.response_field, None) or {}
-        return _Answer(_json_bytes(result), route.status)
-
-    @staticmethod
-    def _audit(principal: A.Principal, route: R.Route, req: Any, outcome: str) -> None:
-        if audit.isEnabledFor(logging.INFO):
-            ident = getattr(req, "id", None)
-            shown = ".".join(ident) if ident else "-"
-            audit.info("principal=%s op=%s id=%s outcome=%s", principal.name, route.op.op_id, shown, outcome)
-
-    def _without_own_secrets(self, result: Any) -> Any:
-        """DescribeTable, DeclareTable, CreateTable... answer ``storage_options``: the
-        server's own configured credentials are removed (a remote client brings its
-        own); non-secret options (endpoint, region, allow_http) and credentials the
-        backend vends for the table stay."""
-        if not self._own_secrets:
-            return result
-        is_map = isinstance(result, Mapping)
-        opts = result.get("storage_options") if is_map else getattr(result, "storage_options", None)
-        if not isinstance(opts, Mapping) or not opts:
-            return result
-        kept = {k: v for k, v in opts.items() if not (is_secret_key(k) and str(v) in self._own_secrets)}
-        if len(kept) == len(opts):
-            return result
-        if is_map:
-            return {**result, "storage_options": kept or None}
-        return result.model_copy(update={"storage_options": kept or None})
+        return Answer(json_bytes(result), route.status)
 
     # -- endpoints -------------------------------------------------------------------
     def _endpoint(self, route: R.Route):
-        async def endpoint(request: Request) -> _Answer:
+        async def endpoint(request: Request) -> Answer:
             request.scope[OPERATION] = route.op.op_id
             return await self._current(_Incoming(request.scope, request.receive), route)
 
@@ -705,7 +379,7 @@ class NamespaceApp:
         return endpoint
 
     def _seed_endpoint(self, op: Operation):
-        async def endpoint(request: Request) -> _Answer:
+        async def endpoint(request: Request) -> Answer:
             request.scope[OPERATION] = op.op_id
             return await self._seed(_Incoming(request.scope, request.receive), op)
 
@@ -749,17 +423,17 @@ class NamespaceApp:
             table.append(ui.mount(self))
 
         async def on_namespace_error(request: Request, exc: Exception) -> Response:
-            return _error_response(exc, request.method, request.url.path)
+            return error_response(exc, request.method, request.url.path)
 
         async def on_http_error(request: Request, exc: Exception) -> Response:
             assert isinstance(exc, HTTPException)
             err = (UnsupportedOperationError if exc.status_code in (404, 405) else InvalidInputError)(
                 f"{request.method} {request.url.path}: {exc.detail}"
             )
-            return _json_error(err, request.url.path, status=exc.status_code)
+            return json_error(err, request.url.path, status=exc.status_code)
 
         async def on_unexpected(request: Request, exc: Exception) -> Response:
-            return _error_response(exc, request.method, request.url.path)
+            return error_response(exc, request.method, request.url.path)
 
         app = Starlette(
             routes=table,
@@ -770,47 +444,18 @@ class NamespaceApp:
             },
         )
         app.state.namespace_app = self
-        return _Outer(app, self, _FastRoutes(R.ROUTES.values()))
+        return Outer(app, self)
 
-    async def serve_route(self, scope, receive, send, route: R.Route, path_id: str | None) -> None:
-        """Serve a request :class:`_FastRoutes` matched, as Starlette would (same
-        handler, same error answers) without its routing and middleware layers; the
-        answer is in hand before it is sent, so metrics and the log line need no
-        wrapper around ``send``."""
-        start = time.perf_counter()
-        metrics = self.metrics
-        if metrics is not None:
-            metrics.started()
-        answer = None
+    async def serve_route(self, scope, receive, route: R.Route, path_id: str | None) -> Answer:
+        """The answer to a request :class:`_FastRoutes` matched, as Starlette's route would
+        give it (same handler, same error answers) without its routing and middleware;
+        :class:`~.asgi.Outer` counts, logs and sends it (and answers a panic)."""
         if path_id is not None:
             scope["path_params"] = {"id": path_id}
         try:
-            try:
-                answer = await self._current(_Incoming(scope, receive), route)
-            except Exception as exc:
-                answer = _error_response(exc, scope["method"], scope["path"])
-            except BaseException as exc:  # a Rust panic is no Exception
-                if not is_panic(exc):
-                    raise
-                log.error("Lance panicked on %s %s: %s", scope["method"], scope["path"], exc)
-                answer = _json_error(InternalError("the storage engine failed unexpectedly"), scope["path"])
-            await answer(scope, receive, send)
-        finally:
-            elapsed = time.perf_counter() - start
-            status = answer.status if answer is not None else 500
-            if metrics is not None:
-                metrics.finished(route.op.op_id, status, elapsed, answer.code if answer is not None else "none",
-                                 scope.get(BACKEND_SECONDS))
-            if self.log_requests and log.isEnabledFor(logging.INFO):
-                log.info("%s %s %d %.1fms", scope["method"], scope["path"], status, elapsed * 1000)
-
-
-def _error_response(exc: Exception, method: str, path: str) -> _Answer:
-    """The answer to an exception a handler raised: the error body of its code; an
-    unexpected one is logged (redacted) and answered 500 code 18."""
-    if not isinstance(exc, LanceNamespaceError):
-        log.exception("internal error on %s %s", method, path)
-    return _json_error(exc, path)
+            return await self._current(_Incoming(scope, receive), route)
+        except Exception as exc:
+            return error_response(exc, scope["method"], scope["path"])
 
 
 class _FastRoutes:
@@ -855,135 +500,8 @@ def _match_order(route: R.Route) -> tuple:
     return (1, -route.path.split("{id}", 1)[1].count("/"))
 
 
-#: the request headers that carry credentials (ASGI names them in lower case)
-_AUTH_HEADERS = frozenset({b"authorization", b"x-api-key"})
-#: paths answered without credentials
-_OPEN_PATHS = frozenset({"/health", "/openapi.json", "/openapi.yaml"})
-
-
-class _Outer:
-    """Pure ASGI wrapper: authentication, request logging with latency.
-
-    Written as plain ASGI (not BaseHTTPMiddleware) so that it adds no task
-    per request; the token itself is never logged.
-    """
-
-    def __init__(self, app: Starlette, owner: NamespaceApp, fast: _FastRoutes):
-        self.app = app
-        self.owner = owner
-        self.state = app.state
-        self.fast = fast
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        owner = self.owner
-        route, path_id = (None, None) if scope.get("root_path") else self.fast.match(scope["method"], scope["path"])
-        # a protocol route always needs credentials; other paths unless open or the UI's own
-        if owner.auth_required and (route is not None or (
-                scope["path"] not in _OPEN_PATHS and not owner.authenticates_itself(scope["path"]))):
-            try:
-                scope[PRINCIPAL] = owner._principal_of(scope["headers"])
-            except UnauthenticatedError as e:
-                answer = _json_error(e, scope["path"])
-                answer.headers += ((b"www-authenticate", b"Bearer"),)
-                return await self._logged(answer, scope, receive, send)
-        if route is not None:  # the protocol's routes: metrics and log line in serve_route
-            scope[OPERATION] = route.op.op_id
-            return await owner.serve_route(scope, receive, send, route, path_id)
-        return await self._logged(self.app, scope, receive, send)
-
-    async def _logged(self, app, scope, receive, send):
-        """``app`` (Starlette's routes, or an answer) with metrics and the log line taken
-        from the messages it sends."""
-        start = time.perf_counter()
-        status_box = [0]
-        code_box: list = [None]
-        logged = [False]
-        metrics = self.owner.metrics
-        if metrics is not None:
-            metrics.started()
-
-        def log_request() -> None:
-            if logged[0]:
-                return
-            logged[0] = True
-            elapsed = time.perf_counter() - start
-            if metrics is not None:
-                metrics.finished(scope.get(OPERATION, "other"), status_box[0], elapsed, code_box[0],
-                                 scope.get(BACKEND_SECONDS))
-            if self.owner.log_requests and log.isEnabledFor(logging.INFO):
-                log.info("%s %s %d %.1fms", scope["method"], scope["path"], status_box[0], elapsed * 1000)
-
-        async def send_wrapper(message):
-            if message["type"] == "http.response.start":
-                status_box[0] = message["status"]
-            elif message["type"] == "http.response.body":
-                if status_box[0] >= 400 and code_box[0] is None:
-                    code_box[0] = _error_code(message.get("body", b""))
-                if not message.get("more_body"):
-                    log_request()  # before the client can see the end of the response
-            await send(message)
-
-        try:
-            await app(scope, receive, send_wrapper)
-        except Exception:
-            # Starlette re-raises an error it has already answered (500 code 18) and
-            # logged (redacted): raised further, uvicorn would log it again unredacted
-            # and reset the connection
-            if not status_box[0]:
-                raise
-        except BaseException as e:
-            # a Rust panic is no Exception: it passes Starlette's handlers; answer it as JSON
-            if not is_panic(e) or status_box[0]:
-                raise
-            log.error("Lance panicked on %s %s: %s", scope["method"], scope["path"], e)
-            await _json_error(InternalError("the storage engine failed unexpectedly"), scope["path"])(
-                scope, receive, send_wrapper
-            )
-        finally:
-            log_request()
-
-
-def _error_code(body: bytes) -> int | str:
-    """The integer ``code`` of an error body (``"none"`` for a body without one)."""
-    try:
-        code = json.loads(body).get("code")
-    except (ValueError, AttributeError):
-        return "none"
-    return code if isinstance(code, int) else "none"
-
-
-def create_app(
-    namespace: LanceNamespace,
-    *,
-    auth_token: str | None = None,
-    api_keys: Iterable[str] | None = None,
-    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-    threads: int | None = None,
-    log_requests: bool = True,
-    max_decoded_bytes: int | None = None,
-    body_timeout: float = DEFAULT_BODY_TIMEOUT,
-    limits: Limits | None = None,
-    auth_file: str | None = None,
-    ui: bool = True,
-    queue_timeout: float = DEFAULT_QUEUE_TIMEOUT,
-    metrics: bool = True,
-):
+def create_app(namespace: LanceNamespace, settings: ServerSettings | None = None, **options: Any):
     """The ASGI app serving ``namespace`` over the Lance REST protocol (and, unless
-    ``ui=False``, the catalog browser at ``/ui/``)."""
-    return NamespaceApp(
-        namespace,
-        auth_token=auth_token,
-        api_keys=api_keys,
-        max_body_bytes=max_body_bytes,
-        threads=threads,
-        log_requests=log_requests,
-        max_decoded_bytes=max_decoded_bytes,
-        body_timeout=body_timeout,
-        limits=limits,
-        auth_file=auth_file,
-        ui=ui,
-        queue_timeout=queue_timeout,
-        metrics=metrics,
-    ).build()
+    ``ui=False``, the catalog browser at ``/ui/``): ``settings``, or the defaults, with
+    ``options`` changed (any field of :class:`~.settings.ServerSettings`, and ``limits``)."""
+    return NamespaceApp(namespace, settings, **options).build()

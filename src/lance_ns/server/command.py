@@ -1,6 +1,7 @@
 """The server's command line, shared by ``python -m lance_ns.server`` and ``lance-ns serve``.
 
-:data:`FLAGS` declares every serving flag once; :func:`add_arguments` (argparse)
+:data:`FLAGS` declares every serving flag once (the app's come from
+:class:`~.settings.ServerSettings`); :func:`add_arguments` (argparse)
 and :func:`click_options` (the ``lance-ns serve`` command) are built from it, and
 both front ends call :func:`run`, which serves a namespace from the parsed flags
 (logging each request at ``--log-level``).  :func:`main` is the whole
@@ -11,12 +12,11 @@ both front ends call :func:`run`, which serves a namespace from the parsed flags
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Any, Callable
 
-from ..limits import Limits
-from .settings import FLAGS
+from .settings import FLAGS, ServerSettings, credentials  # noqa: F401 - credentials: the command's too
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The serving flags (everything but how the namespace is chosen) on an argparse parser."""
@@ -40,13 +40,6 @@ def click_options() -> list[Callable]:
         options.append(click.option(f.name, f.dest, type=kind, default=f.default, metavar=f.metavar, help=f.help,
                                     show_default=False))
     return options
-
-
-def credentials(args: Any) -> tuple[str | None, list[str] | None]:
-    """(bearer token, x-api-key values): ``--auth-token``, else the variables the flags name."""
-    token = getattr(args, "auth_token", None) or (os.environ.get(args.auth_token_env) if args.auth_token_env else None)
-    keys = [k for k in os.environ.get(args.api_keys_env, "").split(",") if k] if args.api_keys_env else []
-    return token or None, keys or None
 
 
 def tls_options(args: Any) -> dict:
@@ -88,13 +81,7 @@ def run(namespace, args: Any, opener: dict | None = None) -> None:
 def _serve(namespace, args: Any, opener: dict | None) -> None:
     from ..errors import InvalidInputError
 
-    auth_token, api_keys = credentials(args)
-    limits = Limits(max_name_bytes=args.max_name_bytes, max_property_bytes=args.max_property_bytes,
-                    max_properties=args.max_properties)
-    app_options = dict(auth_token=auth_token, api_keys=api_keys, max_body_bytes=args.max_body_bytes,
-                       max_decoded_bytes=args.max_decoded_bytes, body_timeout=args.body_timeout, limits=limits,
-                       threads=args.threads, queue_timeout=args.queue_timeout, auth_file=args.auth_file, ui=not args.no_ui,
-                       metrics=not getattr(args, "no_metrics", False))
+    settings = ServerSettings.from_args(args)
     uvicorn_options = {**tls_options(args), "timeout_graceful_shutdown": args.graceful_timeout,
                        "loop": getattr(args, "loop", "auto"), "http": getattr(args, "http", "auto")}
     if args.workers < 1:
@@ -102,19 +89,19 @@ def _serve(namespace, args: Any, opener: dict | None) -> None:
     if args.workers > 1:
         if opener is None:
             raise InvalidInputError("--workers needs a namespace every worker can open (--impl/--prop or a configuration)")
-        if args.auth_file:
+        if settings.auth_file:
             from .auth import AuthFile
 
-            AuthFile(args.auth_file)  # a broken file fails here, once, not in every worker
+            AuthFile(settings.auth_file)  # a broken file fails here, once, not in every worker
         from .workers import serve_workers
 
         serve_workers(args.workers, opener, host=args.host, port=args.port, log_level=args.log_level,
-                      log_format=args.log_format, uvicorn_options=uvicorn_options, **app_options)
+                      log_format=args.log_format, uvicorn_options=uvicorn_options, settings=settings)
         return
     from .running import serve
 
     serve(namespace, host=args.host, port=args.port, log_level=args.log_level, log_format=args.log_format,
-          uvicorn_options=uvicorn_options, **app_options)
+          uvicorn_options=uvicorn_options, settings=settings)
 
 
 def build_parser(prog: str = "python -m lance_ns.server") -> argparse.ArgumentParser:

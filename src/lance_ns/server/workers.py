@@ -16,7 +16,8 @@ import inspect
 import json
 import os
 import tempfile
-from typing import Any
+
+from .settings import ServerSettings
 
 #: the serialized worker configuration (JSON), set by the parent process
 CONFIG_ENV = "LANCE_NS_SERVE_CONFIG"
@@ -24,17 +25,14 @@ CONFIG_ENV = "LANCE_NS_SERVE_CONFIG"
 WORKER_HEALTHCHECK_SECONDS = 60
 
 
-def encode(opener: dict, app_options: dict, log_level: str, log_format: str) -> str:
-    options = dict(app_options)
-    if options.get("limits") is not None:
-        options["limits"] = dataclasses.asdict(options["limits"])
-    return json.dumps({"opener": opener, "app": options, "log_level": log_level, "log_format": log_format})
+def encode(opener: dict, settings: ServerSettings, log_level: str, log_format: str) -> str:
+    app = dataclasses.asdict(settings)  # every setting, whatever fields ServerSettings grows
+    return json.dumps({"opener": opener, "app": app, "log_level": log_level, "log_format": log_format})
 
 
 def app_factory():
     """The app of one worker process (uvicorn calls it with ``factory=True``)."""
     from ..config import connect, load_namespace
-    from ..limits import Limits
     from .app import create_app
     from .logs import configure_logging
 
@@ -42,14 +40,11 @@ def app_factory():
     configure_logging(config["log_level"], config["log_format"])
     opener = config["opener"]
     ns = load_namespace(opener["name"]) if "name" in opener else connect(opener["impl"], opener["properties"])
-    options: dict[str, Any] = dict(config["app"])
-    if options.get("limits") is not None:
-        options["limits"] = Limits(**options["limits"])
-    return create_app(ns, **options)
+    return create_app(ns, ServerSettings.of(**config["app"]))
 
 
 def serve_workers(workers: int, opener: dict, *, host: str, port: int, log_level: str, log_format: str,
-                  uvicorn_options: dict, **app_options: Any) -> None:
+                  uvicorn_options: dict, settings: ServerSettings) -> None:
     """Serve with ``workers`` processes until interrupted (SIGTERM/Ctrl-C: each worker
     finishes its in-flight requests)."""
     import uvicorn
@@ -58,7 +53,7 @@ def serve_workers(workers: int, opener: dict, *, host: str, port: int, log_level
 
     configure_logging(log_level, log_format)
     log_http_stack(uvicorn_options)
-    os.environ[CONFIG_ENV] = encode(opener, app_options, log_level, log_format)
+    os.environ[CONFIG_ENV] = encode(opener, settings, log_level, log_format)
     # /metrics answers the sum over the workers: prometheus-client's multiprocess mode
     os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="lance-ns-metrics-"))
     options = dict(host=host, port=port, log_level=log_level, access_log=False, lifespan="off", timeout_keep_alive=30,

@@ -2,8 +2,8 @@
 
 Every page is built from the same namespace operations the REST routes call
 (ListNamespaces, ListTables, DescribeTable, ListTableVersions, QueryTable...),
-through the server's own request checks, thread pool and secret stripping, so
-it shows any backend the same way.  Read-only: it offers no action that
+through the server's own pipeline (request checks, authorization, thread pool,
+secret stripping, audit), so it shows any backend the same way.  Read-only: it offers no action that
 changes the catalog.
 
 :func:`mount` is all the server needs: ``NamespaceApp.build`` adds its result
@@ -27,4 +27,4 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def mount(owner: "NamespaceApp") -> Mount:
     """The UI as a Starlette ``Mount`` at :data:`PREFIX` over ``owner``'s namespace."""
-    return Mount(PREFIX, app=Browser(owner).build(), name="ui")
+    return Mount(PREFIX, app=Browser(owner.pipeline).build(), name="ui")

@@ -2,18 +2,17 @@
 a table page (location, properties, schema, rows count, versions, tags, indices, a
 sample of rows), plus the sign-in form used when the server requires credentials.
 
-Every backend call goes through :meth:`Browser.call`: the REST routes' request
-checks (``NamespaceApp._model``: ids, limits), the server's authorization
-(``NamespaceApp._authorize`` / ``_visible``) when it has one, its bounded thread
-pool and its stripping of its own credentials from ``storage_options``.
-Nothing here reads storage directly.
+Every backend call goes through :meth:`Browser.call`, which is the REST routes'
+:class:`~lance_ns.server.pipeline.Pipeline`: the same request checks (ids,
+limits), authorization (grants, filtered listings, read-only credentials for a
+principal that may only read), bounded thread pool, stripping of the server's own
+credentials from ``storage_options`` and audit.  Nothing here reads storage directly.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import inspect
 import json
 import logging
 import math
@@ -44,6 +43,7 @@ from ...errors import (
 )
 from ...redact import RedactingFilter, redact_mapping, redact_text
 from ...protocol import routes as R
+from ..pipeline import Pipeline
 
 log = logging.getLogger("lance_ns.server.ui")
 log.addFilter(RedactingFilter())  # a backend's traceback may quote its secrets
@@ -192,10 +192,10 @@ class Section:
 
 
 class Browser:
-    """Builds the UI's Starlette app over a :class:`~lance_ns.server.app.NamespaceApp`."""
+    """Builds the UI's Starlette app over a server's :class:`~lance_ns.server.pipeline.Pipeline`."""
 
-    def __init__(self, owner):
-        self.owner = owner
+    def __init__(self, pipeline: Pipeline):
+        self.pipeline = pipeline
         self.env = Environment(
             loader=FileSystemLoader(HERE / "templates"),
             autoescape=select_autoescape(["html"], default=True),  # names and rows are user data
@@ -209,35 +209,22 @@ class Browser:
         """Who makes the request: checked like a REST request (bearer token or
         ``x-api-key`` header), or the token kept in the sign-in cookie.  Raises
         UnauthenticatedError; None when the server has no credentials configured."""
-        if not self.owner.auth_required:
-            return self.owner._authenticate({})  # the server's anonymous principal
+        if not self.pipeline.auth_required:
+            return self.pipeline.authenticate({})  # the server's anonymous principal
         headers = dict(request.headers)
         if "authorization" not in headers and "x-api-key" not in headers:
             token = _decode_token(request.cookies.get(COOKIE, ""))
             if not token:
                 raise UnauthenticatedError("sign in to browse this catalog")
             headers.update(_token_headers(token))
-        return self.owner._authenticate(headers)
+        return self.pipeline.authenticate(headers)
 
     async def call(self, principal: Any, method: str, **fields: Any) -> Any:
-        """One namespace operation on behalf of ``principal``, the way the REST route runs it.
-
-        The server's authorization, when it has one, is asked first:
-        ``owner._authorize(principal, route, request)`` raises PermissionDeniedError
-        (403 code 15) to refuse, and ``owner._visible(principal, route, request, result)``
-        may narrow a listing to what the principal may see.
-        """
+        """One namespace operation on behalf of ``principal``, exactly as the REST route
+        runs it (the one pipeline): PermissionDeniedError (403 code 15) when refused."""
         route = R.ROUTES[method]
-        model = self.owner._model(route.op, fields)  # the same id, mode and limit checks as REST
-        authorize = getattr(self.owner, "_authorize", None)
-        if authorize is not None:
-            decision = authorize(principal, route, model)
-            if inspect.isawaitable(decision):
-                await decision
-        result = await self.owner._run(getattr(self.owner.namespace, method), model)
-        result = self.owner._without_own_secrets(result)
-        visible = getattr(self.owner, "_visible", None)
-        return result if visible is None else visible(principal, route, model, result)
+        pipeline = self.pipeline
+        return await pipeline.call(principal, route, pipeline.model(route.op, fields))
 
     async def optional(self, principal: Any, method: str, **fields: Any) -> Section:
         """A call whose failure leaves one section of a page empty, with the reason."""
@@ -256,8 +243,8 @@ class Browser:
         urls = Urls(request.scope.get("root_path", "").rstrip("/"))
         page = self.env.get_template(template).render(
             urls=urls,
-            auth=self.owner.auth_required,
-            catalog=redact_text(_describe_catalog(self.owner.namespace)),
+            auth=self.pipeline.auth_required,
+            catalog=redact_text(_describe_catalog(self.pipeline.namespace)),
             **context,
         )
         return HTMLResponse(page, status_code=status, headers=SECURITY_HEADERS)
@@ -410,7 +397,7 @@ class Browser:
         base = request.scope.get("root_path", "").rstrip("/")
         if request.method == "GET":
             target = _safe_next(request.query_params.get("next"), base)
-            if not self.owner.auth_required:
+            if not self.pipeline.auth_required:
                 return RedirectResponse(target, status_code=303, headers=SECURITY_HEADERS)
             return self.render(request, "login.html", next=target, failed=False, signing_in=True)
         if not _same_origin(request):
@@ -421,12 +408,12 @@ class Browser:
         form = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
         token = (form.get("token") or [""])[0].strip()
         target = _safe_next((form.get("next") or [""])[0], base)
-        if not self.owner.auth_required:
+        if not self.pipeline.auth_required:
             return RedirectResponse(target, status_code=303, headers=SECURITY_HEADERS)
         try:
             if not token:
                 raise UnauthenticatedError("no token")
-            self.owner._authenticate(_token_headers(token))
+            self.pipeline.authenticate(_token_headers(token))
         except UnauthenticatedError:
             return self.render(request, "login.html", status=401, next=target, failed=True, signing_in=True)
         response = RedirectResponse(target, status_code=303, headers=SECURITY_HEADERS)

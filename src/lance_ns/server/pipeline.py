@@ -1,0 +1,296 @@
+"""One namespace operation on behalf of a principal, the one way the server runs it:
+authentication -> the request model (its checks) -> authorization (with the read-only
+credential cap) -> the backend call (bounded threads, or inline on the event loop) ->
+the server's own secrets stripped -> the audit line -> what the principal may see.
+
+The protocol routes (:mod:`.app`) and the catalog browser (:mod:`.ui`) both call
+:meth:`Pipeline.call`, so neither can skip a step.  Nothing here knows HTTP beyond
+the credential headers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import functools
+import hmac
+import logging
+import time
+import weakref
+from collections.abc import Mapping
+from typing import Any
+
+from lance_namespace import LanceNamespace
+
+from .. import vending
+from ..base import (
+    NamespaceBase,
+    Operation,
+    WouldBlock,
+    call_checked,
+    check_request,
+    coerce_request,
+    is_panic,
+    on_event_loop,
+)
+from ..errors import InternalError, InvalidInputError, ServiceUnavailableError, UnauthenticatedError, code_of
+from ..modes import CreateMode, DropBehavior, DropMode, RegisterMode, WriteMode
+from ..protocol import routes as R
+from ..redact import RedactingFilter, is_secret_key
+from . import auth as A
+from .settings import DEFAULT_THREADS, ServerSettings
+
+log = logging.getLogger("lance_ns.server")
+log.addFilter(RedactingFilter())  # messages and tracebacks may quote a backend's secrets
+#: one line per mutating call: who (the principal's name, never a token), what, on which id, outcome
+audit = logging.getLogger("lance_ns.audit")
+
+#: where a request's backend time is left for the metrics (a request's ASGI scope)
+BACKEND_SECONDS = "lance_ns.backend_seconds"
+
+#: operations whose answers may carry vended storage credentials (lance_ns.vending)
+_VENDING_METHODS = frozenset({"describe_table", "declare_table", "create_table"})
+
+#: (OperationId, field) -> the mode enum its value must parse as.  The server
+#: refuses unknown modes itself so that no backend can silently ignore one.
+MODE_FIELDS = {
+    ("CreateNamespace", "mode"): CreateMode,
+    ("DropNamespace", "mode"): DropMode,
+    ("DropNamespace", "behavior"): DropBehavior,
+    ("RegisterTable", "mode"): RegisterMode,
+    ("CreateTable", "mode"): CreateMode,
+    ("InsertIntoTable", "mode"): WriteMode,
+}
+#: modes an operation accepts when its enum is wider than the operation
+MODE_SUBSETS = {("InsertIntoTable", "mode"): {WriteMode.APPEND, WriteMode.OVERWRITE}}
+#: OperationId -> its (field, enum) pairs of MODE_FIELDS, looked up once per request
+_MODES_BY_OP: dict[str, list[tuple[str, type]]] = {}
+for (_op_id, _field), _enum in MODE_FIELDS.items():
+    _MODES_BY_OP.setdefault(_op_id, []).append((_field, _enum))
+
+#: the request headers that carry credentials (ASGI names them in lower case)
+AUTH_HEADERS = frozenset({b"authorization", b"x-api-key"})
+
+
+class Busy(ServiceUnavailableError):
+    """Every backend thread stayed busy for the whole queue timeout: code 17 (503) with Retry-After."""
+
+
+def _call_shielded(fn, *args):
+    """Run a backend call; a Rust panic (a BaseException) becomes an InternalError."""
+    try:
+        return fn(*args)
+    except Exception:
+        raise
+    except BaseException as e:
+        if is_panic(e):
+            log.error("Lance panicked in %s: %s", getattr(fn, "__name__", fn), e)
+            raise InternalError("the storage engine failed unexpectedly") from None
+        raise
+
+
+#: _answer_inline's "it would block": run the call on the backend's threads
+_WOULD_BLOCK = object()
+
+
+def _answer_inline(fn, req, checked: bool):
+    """A read the backend answers from memory, on the event loop; _WOULD_BLOCK when it
+    would have to wait (storage, a lock), so that the caller runs it on a thread."""
+    try:
+        if checked:
+            return on_event_loop(_call_shielded, call_checked, fn, req)
+        return on_event_loop(_call_shielded, fn, req)
+    except WouldBlock:
+        return _WOULD_BLOCK
+
+
+class Pipeline:
+    """The steps every operation the server runs goes through, over one backend."""
+
+    def __init__(self, namespace: LanceNamespace, settings: ServerSettings):
+        self.namespace = namespace
+        #: our namespaces check every request once themselves (lance_ns.base.normalising)
+        self._checks_requests = isinstance(namespace, NamespaceBase)
+        self.limits = settings.limits
+        self.auth_file = A.AuthFile(settings.auth_file) if settings.auth_file else None
+        self._tokens = [settings.auth_token.encode()] if settings.auth_token else []
+        self._keys = [k.encode() for k in settings.api_keys]
+        #: whether any credentials are configured (then every request but the open ones needs them)
+        self.auth_required = bool(self._tokens or self._keys or self.auth_file)
+        self._by_creds: dict[tuple, A.Principal] = {}  # see principal_of
+        self._creds_generation = -1
+        #: backend calls running at once: the setting, else the size the backend asks for
+        #: (``server_threads``: many for catalogs that wait on the network)
+        self.threads = int(settings.threads or getattr(namespace, "server_threads", None) or DEFAULT_THREADS)
+        if self.threads < 1:
+            raise InvalidInputError(f"threads must be at least 1, got {self.threads}")
+        self.queue_timeout = float(settings.queue_timeout)
+        #: whether the backend may vend credentials (one that is not ours may)
+        self._vends = bool(getattr(namespace, "vends_credentials", True))
+        #: reads the backend answers from memory: tried on the event loop first (no thread hand-off)
+        self.inline_methods = frozenset(getattr(namespace, "inline_methods", ()) or ())
+        # the backend's own threads: a blocking call (a slow catalog, object storage) never
+        # runs on the event loop, and at most ``threads`` run at once
+        self._pool = concurrent.futures.ThreadPoolExecutor(self.threads, thread_name_prefix="lance-ns-backend")
+        weakref.finalize(self, self._pool.shutdown, wait=False)
+        self._slots: asyncio.Semaphore | None = None  # free threads, on the loop that serves (a test
+        self._slots_loop: asyncio.AbstractEventLoop | None = None  # client may start one per request)
+        # the server's own credentials: never sent back in a response's storage_options
+        own = getattr(namespace, "storage_options", None) or {}
+        self._own_secrets = {str(v) for k, v in own.items() if is_secret_key(k) and v}
+
+    # -- who ---------------------------------------------------------------------------
+    def authenticate(self, headers: Mapping[str, str]) -> A.Principal:
+        """The caller: the all-powerful principal for ``--auth-token``/API keys, an auth
+        file's principal for its token (as a bearer token or ``x-api-key``)."""
+        if not self.auth_required:
+            return A.ANONYMOUS
+        auth = headers.get("authorization", "")
+        bearer = auth[7:].strip() if auth[:7].lower() == "bearer " else None
+        key = headers.get("x-api-key")
+        if bearer is not None and self._tokens:
+            if any(hmac.compare_digest(bearer.encode(), t) for t in self._tokens):
+                return A.ALL_POWERFUL
+        if key is not None and self._keys:
+            if any(hmac.compare_digest(key.encode(), k) for k in self._keys):
+                return A.ALL_POWERFUL
+        if self.auth_file is not None:
+            for given in (bearer, key):
+                principal = self.auth_file.find(given) if given else None
+                if principal is not None:
+                    return principal
+        raise UnauthenticatedError("missing or invalid credentials")
+
+    def principal_of(self, raw_headers: list[tuple[bytes, bytes]]) -> A.Principal:
+        """:meth:`authenticate` for a request's raw headers.  The principal found for the
+        same credentials is remembered while the auth file stays as it was loaded (a
+        client sends the same token with every request); credentials that are refused
+        are never remembered, so each refusal is decided afresh."""
+        creds = tuple([pair for pair in raw_headers if pair[0] in AUTH_HEADERS])
+        generation = 0 if self.auth_file is None else self.auth_file.current_generation()
+        if generation != self._creds_generation:
+            self._by_creds.clear()
+            self._creds_generation = generation
+        principal = self._by_creds.get(creds)
+        if principal is None:
+            principal = self.authenticate({k.decode(): v.decode("latin-1") for k, v in creds})
+            if len(self._by_creds) >= 1024:
+                self._by_creds.clear()
+            self._by_creds[creds] = principal
+        return principal
+
+    def authorize(self, principal: A.Principal, route: R.Route, req: Any) -> A.Requirement | None:
+        """Raise PermissionDenied (403 code 15) unless ``principal`` may make the request
+        (:func:`auth.authorize`); None for the principals that may do everything."""
+        if principal is A.ANONYMOUS or principal is A.ALL_POWERFUL:
+            return None
+        return A.authorize(principal, route, req)
+
+    @staticmethod
+    def visible(principal: A.Principal, route: R.Route, req: Any, result: Any) -> Any:
+        """A namespace listing shows only the children the principal may see."""
+        if route.op.method != "list_namespaces" or principal is A.ANONYMOUS or principal is A.ALL_POWERFUL:
+            return result
+        parent = tuple(getattr(req, "id", None) or ())
+        names = getattr(result, "namespaces", None)
+        if names is None:
+            return result
+        kept = [n for n in names if principal.may_see((*parent, n))]
+        return result if len(kept) == len(names) else result.model_copy(update={"namespaces": kept})
+
+    # -- what --------------------------------------------------------------------------
+    def model(self, op: Operation, fields: dict) -> Any:
+        """The operation's request model of ``fields``, with the server's checks (modes,
+        ids, its own limits) whatever the backend."""
+        for field, enum in _MODES_BY_OP.get(op.op_id, ()):
+            if fields.get(field) not in (None, ""):
+                mode = enum.parse(fields[field])
+                allowed = MODE_SUBSETS.get((op.op_id, field))
+                if allowed and mode not in allowed:
+                    names = ", ".join(sorted(m.value for m in allowed))
+                    raise InvalidInputError(f"{op.op_id} {field} must be one of {names}, got {fields[field]!r}")
+        model = coerce_request(fields, op.request)  # first: an id that is not a list of strings is 13
+        self.limits.check_request(model)  # the server's own limits (--max-property-bytes...)
+        if not self._checks_requests:  # a backend that is not ours gets valid ids too
+            check_request(model)
+        return model
+
+    # -- run -------------------------------------------------------------------------------
+    async def run(self, fn, *args):
+        """Run a blocking call on the backend's threads.  With every thread busy a request
+        waits at most ``queue_timeout`` seconds, then is answered 503 code 17 with
+        Retry-After: an overloaded backend is told to the client, never queued forever."""
+        loop = asyncio.get_running_loop()
+        slots = self._slots
+        if slots is None or self._slots_loop is not loop:  # an asyncio primitive serves one loop
+            slots, self._slots_loop = asyncio.Semaphore(self.threads), loop
+            self._slots = slots
+        if slots.locked():
+            try:
+                await asyncio.wait_for(slots.acquire(), self.queue_timeout)
+            except asyncio.TimeoutError:
+                raise Busy(f"all {self.threads} backend threads stayed busy for {self.queue_timeout:g} s; "
+                           f"retry later") from None
+        else:
+            await slots.acquire()  # free: no waiting
+        try:
+            return await loop.run_in_executor(self._pool, _call_shielded, fn, *args)
+        finally:
+            slots.release()
+
+    async def call(self, principal: A.Principal, route: R.Route, req: Any, data: bytes | None = None,
+                   scope: dict | None = None, checked: bool = False) -> Any:
+        """Run the operation of ``route`` for ``principal`` (``checked``: ``req`` was checked
+        before) and return its result as the principal may see it.  The backend's time is
+        added up in ``scope`` (a request's, for the metrics)."""
+        fn = getattr(self.namespace, route.op.method)
+        mutating = not A.is_read_method(route.op.method)
+        try:
+            need = self.authorize(principal, route, req)
+            if need is not None and self._vends and route.op.method in _VENDING_METHODS and not all(
+                principal.may(A.WRITE, ns) for ns in need.namespaces
+            ):  # a principal that may only read is vended read-only credentials
+                fn = functools.partial(vending.capped, vending.Permission.READ, fn)
+            start = time.perf_counter()
+            try:
+                if route.op.method not in self.inline_methods:
+                    result = await (self.run(fn, req, data) if route.op.has_data else self.run(fn, req))
+                else:
+                    result = _answer_inline(fn, req, checked)
+                    if result is _WOULD_BLOCK:  # checked already: not again on the thread
+                        result = await self.run(call_checked, fn, req)
+            finally:
+                if scope is not None:
+                    scope[BACKEND_SECONDS] = scope.get(BACKEND_SECONDS, 0.0) + time.perf_counter() - start
+        except BaseException as e:
+            if mutating:
+                self._audit(principal, route, req, f"error code {code_of(e)}")
+            raise
+        if mutating:
+            self._audit(principal, route, req, "ok")
+        return self.visible(principal, route, req, self.without_own_secrets(result))
+
+    @staticmethod
+    def _audit(principal: A.Principal, route: R.Route, req: Any, outcome: str) -> None:
+        if audit.isEnabledFor(logging.INFO):
+            ident = getattr(req, "id", None)
+            shown = ".".join(ident) if ident else "-"
+            audit.info("principal=%s op=%s id=%s outcome=%s", principal.name, route.op.op_id, shown, outcome)
+
+    def without_own_secrets(self, result: Any) -> Any:
+        """DescribeTable, DeclareTable, CreateTable... answer ``storage_options``: the
+        server's own configured credentials are removed (a remote client brings its
+        own); non-secret options (endpoint, region, allow_http) and credentials the
+        backend vends for the table stay."""
+        if not self._own_secrets:
+            return result
+        is_map = isinstance(result, Mapping)
+        opts = result.get("storage_options") if is_map else getattr(result, "storage_options", None)
+        if not isinstance(opts, Mapping) or not opts:
+            return result
+        kept = {k: v for k, v in opts.items() if not (is_secret_key(k) and str(v) in self._own_secrets)}
+        if len(kept) == len(opts):
+            return result
+        if is_map:
+            return {**result, "storage_options": kept or None}
+        return result.model_copy(update={"storage_options": kept or None})
