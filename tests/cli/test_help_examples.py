@@ -57,4 +57,4 @@ def test_help_examples_run_as_written(path, cli, tmp_path, monkeypatch):
     finally:
         world.close()
     if path == ("serve",):
-        assert world.served and world.served[0]["auth_token"] == "s3cret" and world.served[0]["port"] == 2333
+        assert world.served and world.served[0]["settings"].auth_token == "s3cret" and world.served[0]["port"] == 2333
