@@ -73,8 +73,8 @@ local[2] on 2 shared cores; see the printed table of a run for figures):
   ``count(*)`` (lance-spark answers it as a LocalTableScan at planning, ours
   as a one-row partition from the manifest's count, no column read).  Ours
   pays two or three round trips to a Python bridge worker per query (the
-  catalog's loadTable, filters, plan: ~20-30 ms of planning against
-  lance-spark's JNI calls) and hands Arrow IPC batches from that worker to
+  catalog's loadTable, filters, plan: ~20 ms more planning than parquet's,
+  about what lance-spark's JNI calls cost) and hands Arrow IPC batches from that worker to
   Spark where lance-spark reads lance-core's Arrow in-process.  Two runs of
   ``--no-formats --rounds 5`` (1M rows): ours / lance-spark dir 1.12-1.13 on
   ``sum(x)``, 1.01-1.15 on the filter, 1.28-1.30 on ``count(*)``; normalised
