@@ -5,14 +5,9 @@ data itself (lance-core over JNI, at the locations our server answers).  Both di
 read back exactly: what Spark wrote, by pylance through lance-ns's REST client here; what
 pylance wrote through our server before the job, by Spark.
 
-What Maven Central serves here (``maven/lance_spark/pom.xml`` resolves it into ~/.m2; no jar is
-committed): no lance-spark *bundle* at all, so no Spark 4.x connector; the lean jar
-``org.lance:lance-spark-3.5_2.12:0.4.0`` and its dependencies are served, and they are what
-the bundle shades.  So the job runs on Spark 3.5 (pyspark 3.5.5, the version lance-spark 0.4.0
-builds against) in an environment of its own made with ``uv`` (our pyspark is 4.3) from a wheel
-built once into ~/.cache/lance-ns; our package is not installed there.  The jars go on the driver's class path *before* Spark's (local mode:
-the driver is the executor): through ``spark.jars`` Spark's Arrow 12 wins over lance-core's
-Arrow 18 and every write fails (``NoSuchMethodError ... ArrowRecordBatch.getVariadicBufferCounts``).
+It runs on Spark 3.5 (pyspark 3.5.5) in a venv of its own, the jars first on the driver's class
+path: what Maven serves here and why is in tests/servers/lance_spark.py (shared with
+benchmarks/bench_spark.py).
 
 One Spark session runs every statement (``JOB`` below, a list of named steps, each answering
 its rows or its error); the tests then assert step by step.  What lance-spark 0.4.0 cannot do,
@@ -27,17 +22,13 @@ from __future__ import annotations
 import datetime
 import decimal
 import fcntl
-import hashlib
 import json
 import os
 import re
 import shutil
 import subprocess
-import sys
-import tempfile
 import textwrap
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,32 +37,19 @@ import pyarrow as pa
 import pytest
 
 import lance_ns
-from tests.packaging.install import clean_env, fresh_venv
-from tests.server.conftest import LANCE_NS, free_port
-from tests.servers.process import wait_healthy
+from tests.servers.lance_spark import (
+    ARTIFACT,
+    PYSPARK,
+    VERSION,
+    Unavailable,
+    job_env,
+    make_python,
+    resolve_classpath,
+    serve_dir,
+)
 
 #: one Spark job serves every test here: under pytest-xdist they share a worker
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("lance-spark")]
-
-POM = Path(__file__).resolve().parents[1] / "servers" / "maven" / "lance_spark" / "pom.xml"
-
-#: the connector (artifact, version) and the pyspark it runs on; override with
-#: LANCE_NS_TEST_LANCE_SPARK=artifact:version and LANCE_NS_TEST_LANCE_SPARK_PYSPARK=version
-#: (e.g. lance-spark-bundle-4.2_2.13:0.7.0 with 4.2.0 where Maven serves the bundles)
-ARTIFACT, VERSION = os.environ.get("LANCE_NS_TEST_LANCE_SPARK", "lance-spark-3.5_2.12:0.4.0").split(":")
-PYSPARK = os.environ.get("LANCE_NS_TEST_LANCE_SPARK_PYSPARK", "3.5.5")
-
-#: coordinates the Maven Central reachable here refused ("Could not find artifact"), verified
-#: when this test was written; the Spark 4.x connectors exist upstream but are not served
-REFUSED = (
-    "org.lance:lance-spark-bundle-4.2_2.13:0.7.0", "org.lance:lance-spark-bundle-4.2_2.13:0.7.1",
-    "org.lance:lance-spark-bundle-4.2_2.13:0.7.2", "org.lance:lance-spark-bundle-4.1_2.13:0.7.0",
-    "org.lance:lance-spark-bundle-4.0_2.13:0.7.0", "org.lance:lance-spark-bundle-4.0_2.13:0.4.0",
-    "org.lance:lance-spark-bundle-4.1_2.13:0.4.0", "org.lance:lance-spark-bundle-3.5_2.12:0.4.0",
-    "org.lance:lance-spark-bundle-3.5_2.13:0.4.0", "org.lance:lance-spark-4.0_2.13:0.4.0",
-    "org.lance:lance-spark-4.1_2.13:0.4.0", "org.lance:lance-spark-3.5_2.13:0.4.0",
-    "com.lancedb:lance-spark-bundle-3.5_2.12:0.0.15",
-)
 
 #: the Spark job: runs the named steps of argv[3] (a JSON file) in one session and writes
 #: {name: {"ok": true, "rows": [...]}} or {name: {"ok": false, "error": class, "message": ...}}
@@ -127,100 +105,20 @@ JOB = textwrap.dedent('''
 ''')
 
 
-# -- the connector and its environment ------------------------------------------------------
-
-#: resolved class paths and the pyspark wheel, kept between test processes (as tests/servers/hms3.py)
-CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "lance-ns"
-
-
-def resolve_classpath(artifact: str = ARTIFACT, version: str = VERSION) -> str:
-    """The connector's jars and their dependencies (``:``-separated paths in ~/.m2), resolved by
-    Maven; the answer is kept in CACHE, keyed by the pom and the coordinates, while every jar
-    it names is still there."""
-    coordinates = f"org.lance:{artifact}:{version}"
-    digest = hashlib.sha256(POM.read_bytes() + coordinates.encode()).hexdigest()[:16]
-    cached = CACHE / f"lance-spark-{digest}.classpath"
-    if cached.exists():
-        jars = cached.read_text().strip()
-        if jars and all(Path(j).exists() for j in jars.split(os.pathsep)):
-            return jars
-    mvn = shutil.which("mvn")
-    if mvn is None:
-        pytest.fail(f"`mvn` is not on PATH: it fetches {coordinates} (lance-spark)")
-    CACHE.mkdir(parents=True, exist_ok=True)
-    out = CACHE / f"lance-spark-{digest}.{os.getpid()}.tmp"
-    done = subprocess.run(
-        [mvn, "-B", "-q", "-Dstyle.color=never", "-f", str(POM), "dependency:build-classpath",
-         f"-Dmdep.outputFile={out}", f"-Dlance.spark.artifact={artifact}", f"-Dlance.spark.version={version}"],
-        capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=900,
-    )
-    if done.returncode != 0 or not out.exists():
-        output = re.sub(r"\x1b\[[0-9;]*m", "", done.stdout + done.stderr)
-        errors = [line for line in output.splitlines() if "ERROR" in line] or [output]
-        pytest.fail(f"Maven could not provide {coordinates} (lance-spark): {errors[0][:1500]}")
-    jars = out.read_text().strip()
-    assert any(Path(j).name.startswith(f"{artifact}-{version}") for j in jars.split(os.pathsep)), jars
-    out.replace(cached)
-    return jars
-
-
-def pyspark_wheel(version: str = PYSPARK) -> Path:
-    """pyspark ``version`` as a wheel, built once into CACHE.  PyPI has only its source
-    distribution (317 MB), and uv rebuilds that on every install here (its cached build is
-    revalidated as a new revision each time): about 40 s per session without this."""
-    wheels = CACHE / "wheels"
-    found = sorted(wheels.glob(f"pyspark-{version}-*.whl"))
-    if found:
-        return found[0]
-    wheels.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=wheels) as tmp:
-        done = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--disable-pip-version-check",
-                               "-w", tmp, f"pyspark=={version}"], capture_output=True, text=True, timeout=1800)
-        assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-3000:])
-        (built,) = Path(tmp).glob("pyspark-*.whl")
-        built.replace(wheels / built.name)  # atomic: a racing session finds a whole wheel or none
-    return wheels / built.name
-
+# -- the connector and its environment (tests/servers/lance_spark.py) ----------------------
 
 @pytest.fixture(scope="session")
 def lance_spark_classpath() -> str:
-    return resolve_classpath()
+    try:
+        return resolve_classpath()
+    except Unavailable as e:
+        pytest.fail(str(e))
 
 
 @pytest.fixture(scope="session")
 def lance_spark_python(tmp_path_factory) -> Path:
-    """A venv of its own with only pyspark (the version the connector was built for): the
-    connector talks REST, so our package is not needed there."""
-    venv = tmp_path_factory.mktemp("lance-spark") / "venv"
-    return fresh_venv(venv, [str(pyspark_wheel())]) / "python"
-
-
-@dataclass
-class Served:
-    url: str
-    root: Path
-    log: Path
-
-
-@contextmanager
-def serve_dir(root: Path, log: Path):
-    """``lance-ns serve --impl dir`` with its request log in a file (lance-spark makes
-    hundreds of requests; a pipe nobody reads would fill up)."""
-    port = free_port()
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("LANCE_NS")}
-    with open(log, "w") as sink:
-        proc = subprocess.Popen([LANCE_NS, "serve", "--impl", "dir", "--prop", f"root={root}", "--no-ui",
-                                 "--port", str(port)], env=environ, stdout=sink, stderr=subprocess.STDOUT)
-        try:
-            wait_healthy(proc, f"http://127.0.0.1:{port}", 120)
-            yield Served(f"http://127.0.0.1:{port}", root, log)
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    """A venv of its own with only pyspark (the version the connector was built for)."""
+    return make_python(tmp_path_factory.mktemp("lance-spark") / "venv")
 
 
 # -- what pylance writes before the job (read by Spark) -------------------------------------
@@ -416,8 +314,7 @@ def run_job(request, work: Path) -> None:
         between = seed(lance_ns.connect("rest", {"uri": served.url}))
         (work / "job.py").write_text(JOB)
         (work / "plan.json").write_text(json.dumps(plan(between)))
-        env = {k: v for k, v in clean_env().items() if not k.startswith(("SPARK_", "PYSPARK_", "LANCE_NS"))}
-        env.update(SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=str(python))
+        env = job_env(python)
         started = time.monotonic()
         done = subprocess.run([str(python), str(work / "job.py"), served.url, classpath, str(work / "plan.json"),
                                str(work / "job-results.json")],
