@@ -29,6 +29,7 @@ def test_registered_name_is_the_backend_class(alias):
     assert lance_ns.load_class(registered_name(alias)) is lance_ns.load_class(alias)
 
 
+@pytest.mark.slow  # a fresh process or a whole build: not in the quick loop
 def test_lance_namespace_connect_finds_our_backends_in_a_fresh_process(tmp_path):
     code = f"""
 import sys, lance_namespace

@@ -3,6 +3,8 @@ warnings as errors and documents the public API."""
 
 from __future__ import annotations
 
+import pytest
+
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +19,7 @@ def build(config: Path, site: Path, strict: bool = True) -> subprocess.Completed
     )
 
 
+@pytest.mark.slow  # a fresh process or a whole build: not in the quick loop
 def test_api_reference_builds_without_warnings(tmp_path):
     done = build(REPO / "mkdocs.yml", tmp_path / "site")
     assert done.returncode == 0, done.stderr
@@ -34,6 +37,7 @@ def test_api_reference_builds_without_warnings(tmp_path):
             assert f'id="{anchor}"' in pages[page], (page, anchor)
 
 
+@pytest.mark.slow  # a fresh process or a whole build: not in the quick loop
 def test_a_docstring_warning_fails_the_build(tmp_path):
     """--strict: a docstring griffe warns about (a parameter the signature lacks) fails the build."""
     (tmp_path / "src").mkdir()

@@ -86,6 +86,7 @@ def test_a_failing_block_fails_and_names_its_line(tmp_path):
     assert 'File "bad.md", line 11' in done.stderr and "x is 1" in done.stderr
 
 
+@pytest.mark.slow  # a fresh process or a whole build: not in the quick loop
 def test_blocks_share_globals_paths_are_redirected_and_skips_are_honoured(tmp_path):
     doc = tmp_path / "ok.md"
     doc.write_text(
@@ -104,6 +105,7 @@ def test_blocks_share_globals_paths_are_redirected_and_skips_are_honoured(tmp_pa
     assert "3 blocks ran, 2 not run" in done.stdout
 
 
+@pytest.mark.slow  # a fresh process or a whole build: not in the quick loop
 def test_a_failing_command_or_bad_toml_fails(tmp_path):
     doc = tmp_path / "cmd.md"
     doc.write_text("```bash\nlance-ns namespace describe nope --impl dir --prop root=/data/lake\n```\n")

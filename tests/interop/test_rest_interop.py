@@ -218,6 +218,7 @@ def _arrow_serializer(ctx, value):
     return raw
 
 
+@pytest.mark.slow  # a fresh process or a whole build: not in the quick loop
 def test_schemathesis_finds_no_5xx_and_no_schema_violations(ours):
     import schemathesis
     from hypothesis import HealthCheck, Phase, given, settings
