@@ -214,7 +214,7 @@ def create_table(catalog, table: list[str], schema: str, properties: Mapping[str
 def drop_table(catalog, table: list[str], purge: bool) -> dict:
     """DROP TABLE [PURGE]: the namespace's drop (it deletes data at the
     locations it owns); PURGE also deletes the data of a registered table."""
-    from ..catalog import PURGE_CONTEXT_KEY
+    from ..catalog.table import PURGE_CONTEXT_KEY
     from ..errors import TableNotFoundError
 
     context = {PURGE_CONTEXT_KEY: "true"} if purge else None
