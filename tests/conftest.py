@@ -16,7 +16,9 @@ def lance_ns_wheel(tmp_path_factory):
 #: tests that start the same kind of server run on one pytest-xdist worker, so that each
 #: server starts once per run: by test folder, and by the server a conformance backend runs on
 _SERVER_GROUPS = {"tests/hive/": "hive", "tests/iceberg/": "iceberg", "tests/spark/": "spark",
-                  "tests/unity/": "unity"}
+                  "tests/unity/": "unity",
+                  # one lance-spark job (its own JVM) serves the whole module: run it once, on one worker
+                  "tests/interop/test_lance_spark.py": "lance-spark"}
 _BACKEND_GROUPS = {"hive2": "hive", "hive3": "hive", "hive3-hms3": "hive", "iceberg": "iceberg",
                    "iceberg-ref": "iceberg", "unity-oss": "unity", "unity-oss-0.4": "unity"}
 
