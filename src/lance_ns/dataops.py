@@ -139,6 +139,14 @@ def _full_text_query(fts):
     return MatchQuery(clause.terms, clause.column, **options)
 
 
+def version_page(versions: list[dict], request) -> tuple[list[dict], str | None]:
+    """One page of a ListTableVersions answer (dicts with ``version``), ascending or
+    ``descending``: keyset paging on zero-padded keys, which sort like the versions."""
+    by_key = {f"{(1 << 62) - v['version'] if request.descending else v['version']:020d}": v for v in versions}
+    page, token = paginate(sorted(by_key), request.limit, request.page_token)
+    return [by_key[k] for k in page], token
+
+
 def scan_arguments(ds, request) -> dict:
     """pylance scanner arguments of a query (QueryTable, and the plans of
     Explain/AnalyzeTableQueryPlan, whose requests carry the same fields)."""
@@ -568,14 +576,8 @@ class DataOperations:
         ds, location = self.dataset(request)
         with tables.translated(location):
             versions = ds.versions()
-        # keyset paging: zero-padded keys sort like the versions (reversed when descending)
-        def key(v: dict) -> str:
-            n = v["version"]
-            return f"{(1 << 62) - n if request.descending else n:020d}"
-
-        by_key = {key(v): v for v in versions}
-        page, token = paginate(sorted(by_key), request.limit, request.page_token)
-        return ListTableVersionsResponse(versions=[self._version_model(by_key[k]) for k in page], page_token=token)
+        page, token = version_page(versions, request)
+        return ListTableVersionsResponse(versions=[self._version_model(v) for v in page], page_token=token)
 
     def describe_table_version(self, request):
         ds, location = self.dataset(request)

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from tests.packaging.install import clean_env, fresh_venv
 from tests.server.conftest import LANCE_NS, free_port
-from tests.servers.process import wait_healthy
+from tests.servers.process import stop_by_pid, wait_healthy
 
 POM = Path(__file__).resolve().parent / "maven" / "lance_spark" / "pom.xml"
 
@@ -144,9 +144,4 @@ def serve_dir(root: Path, log: Path):
             wait_healthy(proc, f"http://127.0.0.1:{port}", 120)
             yield Served(f"http://127.0.0.1:{port}", root, log)
         finally:
-            proc.terminate()
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop_by_pid(proc)

@@ -41,7 +41,7 @@ from ..errors import (
     UnsupportedOperationError,
 )
 from ..identifiers import split_table_id, to_string, validate_id
-from ..paging import paginate
+from ..dataops import version_page
 from .table import (
     VERSIONS_KEY,
     CatalogTable,
@@ -383,12 +383,8 @@ class TableVersions:
             return self.ns.data_ops.list_table_versions(request)
         ns, table = found
         table = self.settled(ns, table)
-        by_key = {
-            f"{(1 << 62) - r['version'] if request.descending else r['version']:020d}": r
-            for r in self.ns.history.versions(ns, table)
-        }
-        page, token = paginate(sorted(by_key), request.limit, request.page_token)
-        return ListTableVersionsResponse(versions=[TableVersion.from_dict(by_key[k]) for k in page], page_token=token)
+        page, token = version_page(self.ns.history.versions(ns, table), request)
+        return ListTableVersionsResponse(versions=[TableVersion.from_dict(r) for r in page], page_token=token)
 
     @translating
     def batch_delete_table_versions(self, request):
