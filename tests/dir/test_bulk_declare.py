@@ -63,3 +63,18 @@ def test_the_cli_declares_a_file_in_batches(tmp_path):
     bad.write_text('{"id": ["x"], "colour": "red"}\n')
     refused = run_cli("table", "declare", "db", "--from", str(bad), "--json", *lake)
     assert refused.rc != 0 and json.loads(refused.out)["code"] == 13 and "bad.txt:1" in json.loads(refused.out)["error"]
+
+
+def test_pylance_sees_and_fills_what_a_bulk_declare_made(ns, tmp_path):
+    """A client we did not write (pylance's DirectoryNamespace) lists the tables of a bulk
+    declaration and writes one of them; ours reads what it wrote."""
+    import lance
+    import pyarrow as pa
+    from lance.namespace import DirectoryNamespace
+    from lance_namespace import ListTablesRequest
+
+    ns.batch_commit_tables(_declares(["p0", "p1", "p2"]))
+    theirs = DirectoryNamespace(root=str(tmp_path / "lake"))
+    assert {"p0", "p1", "p2"} <= set(theirs.list_tables(ListTablesRequest(id=["t"])).tables)
+    lance.write_dataset(pa.table({"x": [1, 2, 3]}), namespace_client=theirs, table_id=["t", "p1"], mode="append")
+    assert lance.dataset(namespace_client=ns, table_id=["t", "p1"]).to_table()["x"].to_pylist() == [1, 2, 3]
