@@ -57,15 +57,24 @@ def test_compaction_bounds_files_and_versions(tmp_path):
     assert len(Rust(root=str(tmp_path)).list_tables(ListTablesRequest(id=["a"])).tables) == 50
 
 
+def _fragments(*entries: Entry, root) -> Manifest:
+    """A manifest with one fragment per entry (one commit each), no compaction yet."""
+    m = Manifest(str(root), {}, compact_every=0)
+    for e in entries:
+        m.insert(e)
+    return m
+
+
 def test_a_duplicate_committed_during_compaction_never_takes_the_name(tmp_path, monkeypatch):
-    """A loser's duplicate row lands between compaction's read and its commit:
-    the winner's row must still come first (compaction gives up rather than
-    put its merged rows after the loser's)."""
-    a = Manifest(str(tmp_path), {})
-    a.insert(Entry("x", TABLE, "winner.lance"))
-    loser = Manifest(str(tmp_path), {})
+    """A loser's duplicate row lands between compaction's plan and its commit: the
+    winner's row must still come first (compaction gives up rather than put its merged
+    rows after the loser's), and a later compaction drops the duplicate."""
+    a = _fragments(Entry("seed", NAMESPACE), root=tmp_path)
+    loser = Manifest(str(tmp_path), {}, compact_every=0)
     loser.refresh()
     loser.refresh = lambda: None  # it checked before the winner's commit, as in a race
+    a.insert(Entry("x", TABLE, "winner.lance"))
+    a.insert(Entry("y", TABLE, "y.lance"))
     monkeypatch.setattr(Manifest, "_remove_fragment", lambda *a: None)  # its back-out not yet done
     real = lance.fragment.write_fragments
 
@@ -77,15 +86,60 @@ def test_a_duplicate_committed_during_compaction_never_takes_the_name(tmp_path, 
     monkeypatch.setattr(lance.fragment, "write_fragments", loser_commits_first)
     a.compact()
     monkeypatch.undo()
+    assert len(lance.dataset(a.uri).get_fragments()) == 4, "the compaction gave up"
     assert Manifest(str(tmp_path), {}).get("x").location == "winner.lance"
-    a.compact()  # a later compaction drops the duplicate
-    rows = lance.dataset(a.uri).to_table()
-    assert rows.column("location").to_pylist() == ["winner.lance"]
+    a.compact()  # a later compaction sees the duplicate and drops it
+    ds = lance.dataset(a.uri)
+    assert ds.to_table(filter="object_id = 'x'").column("location").to_pylist() == ["winner.lance"]
+    assert ds.count_rows() == 3
+
+
+def test_duplicates_present_compact_the_whole_table_in_order(tmp_path, monkeypatch):
+    """A loser's row that was never backed out (its writer died): the next load sees
+    the duplicate, and compaction rewrites everything in table order, dropping it."""
+    a = _fragments(Entry("seed", NAMESPACE), root=tmp_path)
+    loser = Manifest(str(tmp_path), {}, compact_every=0)
+    loser.refresh()
+    loser.refresh = lambda: None
+    a.insert(Entry("x", TABLE, "winner.lance"))
+    monkeypatch.setattr(Manifest, "_remove_fragment", lambda *a: None)
+    with pytest.raises(Exists):
+        loser.insert(Entry("x", TABLE, "loser.lance"))
+    fresh = Manifest(str(tmp_path), {})
+    assert fresh.get("x").location == "winner.lance" and fresh._duplicates
+    fresh.compact()
+    rows = lance.dataset(a.uri).to_table(filter="object_id = 'x'")
+    assert rows.column("location").to_pylist() == ["winner.lance"] and not fresh._duplicates
+
+
+def test_compaction_cost_does_not_grow_with_the_table(tmp_path, monkeypatch):
+    """Sealed fragments are never rewritten: with 3 sealed fragments and 32 new rows,
+    a compaction reads and writes the 32 rows (counted), not the table."""
+    monkeypatch.setattr("lance_ns.impls.dir.manifest.SEALED_ROWS", 100)
+    m = Manifest(str(tmp_path), {}, compact_every=0)
+    m.insert_many([Entry(f"big{i:04d}", TABLE, f"big{i}.lance") for i in range(300)])
+    m.compact()  # one fragment of 300 rows: sealed already, nothing to do
+    for i in range(32):
+        m.insert(Entry(f"new{i:02d}", TABLE, f"new{i}.lance"))
+    rewritten = []
+    real = lance.fragment.write_fragments
+    monkeypatch.setattr(lance.fragment, "write_fragments",
+                        lambda rows, *a, **k: rewritten.append(rows.num_rows) or real(rows, *a, **k))
+    m.compact()
+    assert rewritten == [32]
+    ds = lance.dataset(m.uri)
+    assert [f.metadata.physical_rows for f in ds.get_fragments()] == [300, 32]
+    assert ds.count_rows() == 332 and Manifest(str(tmp_path), {}).get("new31").location == "new31.lance"
+    m.delete([f"big{i:04d}" for i in range(0, 300, 3)])  # a third of the sealed fragment
+    rewritten.clear()
+    m.compact()
+    assert rewritten == [200], "the mostly deleted fragment is rewritten on its own"
+    assert sorted(f.metadata.physical_rows for f in lance.dataset(m.uri).get_fragments()) == [32, 100, 100]
 
 
 @pytest.mark.parametrize("change", ["insert", "delete"])
-def test_a_commit_that_a_compaction_overtook_is_retried(tmp_path, change):
-    """Lance refuses an append or delete planned before a concurrent compaction's
+def test_a_commit_that_a_full_compaction_overtook_is_retried(tmp_path, change):
+    """Lance refuses an append or delete planned before a concurrent full compaction's
     Overwrite ("incompatible transaction"); the manifest re-checks and commits again."""
     a = Manifest(str(tmp_path), {})
     a.insert(Entry("x", TABLE, "x.lance"))
@@ -93,6 +147,7 @@ def test_a_commit_that_a_compaction_overtook_is_retried(tmp_path, change):
     b.refresh()
     real, calls = b.refresh, []
     b.refresh = lambda: real() if calls.append(1) or len(calls) > 1 else None  # stale on the first try
+    a._duplicates = True  # as after a racing loser: the whole table is rewritten
     a.compact()
     if change == "insert":
         b.insert(Entry("y", TABLE, "y.lance"))
@@ -102,6 +157,22 @@ def test_a_commit_that_a_compaction_overtook_is_retried(tmp_path, change):
         assert b.delete(["x"]) == 1
         assert Manifest(str(tmp_path), {}).get("x") is None
     assert len(calls) > 1, "the first attempt must have met the compaction"
+
+
+def test_changes_planned_before_a_rewrite_land_after_it(tmp_path):
+    """A delete and an insert planned against the version a compaction then rewrote
+    (Lance rebases them, or refuses and the manifest re-plans): both take effect."""
+    a = _fragments(Entry("x", TABLE, "x.lance"), Entry("y", TABLE, "y.lance"), root=tmp_path)
+    b = Manifest(str(tmp_path), {})
+    b.refresh()
+    real, calls = b.refresh, []
+    b.refresh = lambda: real() if calls.append(1) or len(calls) > 1 else None
+    a.compact()
+    assert len(lance.dataset(a.uri).get_fragments()) == 1
+    assert b.delete(["x"]) == 1 and calls, "planned on the version before the compaction"
+    b.insert(Entry("z", TABLE, "z.lance"))
+    fresh = Manifest(str(tmp_path), {})
+    assert fresh.get("x") is None and fresh.get("y").location == "y.lance" and fresh.get("z").location == "z.lance"
 
 
 def test_manifest_staleness_bounds_read_checks_never_writes(tmp_path):

@@ -34,16 +34,17 @@ import json
 import logging
 import threading
 import time
-from bisect import bisect_left, insort
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
 
 import pyarrow as pa
+from sortedcontainers import SortedList
 
 from ... import storage
 from ...base import refuse_blocking
 from ...errors import ConcurrentModificationError
+from ...paging import SortedNames
 from .layout import ID_DELIMITER, MANIFEST_DIR
 
 log = logging.getLogger(__name__)
@@ -66,6 +67,9 @@ SCHEMA = pa.schema(
 )
 _READ_COLUMNS = ["object_id", "object_type", "location", "metadata"]
 _MAX_ATTEMPTS = 20
+#: a fragment of this many rows is not merged again: a compaction rewrites about this
+#: many rows, and this many per fragment with deleted rows, whatever the number of tables
+SEALED_ROWS = 8_192
 
 
 @dataclass(frozen=True)
@@ -113,6 +117,38 @@ def _root_dir(entry: Entry) -> str | None:
     return loc.split("/", 1)[0]
 
 
+def _plan(fragments: list, everything: bool = False) -> list[bool] | None:
+    """Which fragments a compaction keeps as they are (True) and which it rewrites,
+    or None when nothing is worth a commit.
+
+    Rewritten: the trailing run (from the newest fragment back, an older one joins
+    while it holds no more rows than those gathered after it and is not sealed: a
+    binary counter), every fragment with a deletion file (an Overwrite takes none), or,
+    with ``everything``, all of them."""
+    if everything:
+        return [False] * len(fragments)
+    keep = [f.metadata.deletion_file is None for f in fragments]
+    gathered = run = 0
+    for i in range(len(fragments) - 1, -1, -1):
+        rows = fragments[i].metadata.num_rows
+        if rows >= SEALED_ROWS or (run and rows > gathered):
+            break
+        keep[i] = False
+        gathered += rows
+        run += 1
+    if run == 1 and fragments[-1].metadata.deletion_file is None:
+        keep[-1] = True  # one small fragment on its own: merging it changes nothing
+    return None if all(keep) else keep
+
+
+def _first_rows(rows: pa.Table) -> pa.Table:
+    """The rows whose object_id was not seen before, in table order ("the first row wins")."""
+    first: dict[str, int] = {}
+    for i, oid in enumerate(rows.column("object_id").to_pylist()):
+        first.setdefault(oid, i)
+    return rows.take(sorted(first.values())) if len(first) < rows.num_rows else rows
+
+
 def _lost_commit_race(exc: Exception) -> bool:
     """Whether a commit failed because another commit landed first (then re-check and retry):
     a retryable conflict, or an operation that cannot follow a concurrent compaction's Overwrite."""
@@ -143,7 +179,12 @@ class Manifest:
         self._version = 0  # 0: no manifest table yet
         self._entries: dict[str, Entry] = {}
         self._versions_here: list[Entry] = []
-        self._children: dict[tuple[str, str], list[str]] | None = None
+        #: whether the loaded version holds rows sharing an object_id (a racing loser's row
+        #: not yet backed out): compaction must then keep the table's order
+        self._duplicates = False
+        #: (parent, kind) -> sorted names, built on the first listing after a load and kept
+        #: up to date by this process's own writes (O(log n) each)
+        self._children: dict[tuple[str, str], SortedList] | None = None
         self._dirs: Counter | None = None
         #: seconds a read may rely on the last version check (0: every read checks)
         self.staleness = max(float(staleness), 0.0)
@@ -234,6 +275,7 @@ class Manifest:
             if oid not in entries:  # the first row of an object_id wins (see module doc)
                 entries[oid] = Entry(oid, kind, location, _parse_metadata(meta))
         self._ds, self._version, self._entries = ds, ds.version, entries
+        self._duplicates = len(entries) < table.num_rows
         self._children = self._dirs = None
         self._versions_here = ([e for e in entries.values() if e.kind == TABLE_VERSION]
                                if self.move_versions_to is not None else [])
@@ -254,23 +296,20 @@ class Manifest:
         self.current()
         return self._entries.get(oid)
 
-    def children(self, parent: str, kind: str) -> list[str]:
-        """Sorted names of the direct children of ``parent`` ('' is the root)."""
+    def children(self, parent: str, kind: str) -> "Children":
+        """The direct children of ``parent`` ('' is the root) of ``kind``: sorted names,
+        paged (:class:`~lance_ns.paging.SortedNames`) without copying the listing."""
         self.current()
-        index = self._children
-        if index is not None:
-            # no lock: writers change a name list with one insort or del each, and a list is
-            # copied whole (both single steps under the GIL), so a reader sees it before or after
-            return list(index.get((parent, kind), []))
-        with self._reading():
-            if self._children is None:
-                index = {}
-                for e in self._entries.values():
-                    index.setdefault((e.parent, e.kind), []).append(e.name)
-                for names in index.values():
-                    names.sort()
-                self._children = index
-            return list(self._children.get((parent, kind), []))  # a copy: the index changes in place
+        return Children(self, (parent, kind))
+
+    def _index(self) -> dict[tuple[str, str], SortedList]:
+        """The children index (under the lock): built from the entries once per load."""
+        if self._children is None:
+            index: dict[tuple[str, str], list[str]] = {}
+            for e in self._entries.values():
+                index.setdefault((e.parent, e.kind), []).append(e.name)
+            self._children = {key: SortedList(names) for key, names in index.items()}
+        return self._children
 
     def descendants(self, prefix: str) -> list[Entry]:
         self.current()
@@ -437,10 +476,9 @@ class Manifest:
         if self._dirs is not None and _root_dir(entry):
             self._dirs[_root_dir(entry)] += 1
         if self._children is not None:
-            names = self._children.setdefault((entry.parent, entry.kind), [])
-            i = bisect_left(names, entry.name)
-            if i == len(names) or names[i] != entry.name:
-                insort(names, entry.name)
+            names = self._children.setdefault((entry.parent, entry.kind), SortedList())
+            if entry.name not in names:
+                names.add(entry.name)
 
     def _drop(self, oid: str) -> None:
         entry = self._entries.pop(oid, None)
@@ -451,10 +489,7 @@ class Manifest:
             if self._dirs[_root_dir(entry)] <= 0:
                 del self._dirs[_root_dir(entry)]
         if entry is not None and self._children is not None:
-            names = self._children.get((entry.parent, entry.kind), [])
-            i = bisect_left(names, entry.name)
-            if i < len(names) and names[i] == entry.name:
-                del names[i]
+            self._children.get((entry.parent, entry.kind), SortedList()).discard(entry.name)
 
     # -- upkeep --------------------------------------------------------------
     def _maybe_compact(self) -> None:
@@ -462,16 +497,22 @@ class Manifest:
             self.compact()
 
     def compact(self) -> None:
-        """Rewrite the entries as one fragment and remove all but the newest versions.
+        """Merge the small fragments and rewrite those with deleted rows, reusing every
+        other fragment as it is, then remove all but the newest versions: the cost of a
+        compaction does not grow with the number of entries.
 
-        Lance's own compaction (a Rewrite) is accepted next to a concurrent
-        append and gives its merged fragment a newer id than the append's, so a
-        losing duplicate row appended meanwhile would come *before* the winner's
-        -- and "the first row wins" would hand the name to the loser.  Here the
-        rows are written in table order, duplicates dropped, and committed as an
-        Overwrite against the version they were read from, without retries:
-        Lance refuses it when anything committed in between, and a compaction
-        that raced a commit waits for the next interval.
+        The trailing small fragments are merged like a binary counter (:func:`_plan`:
+        fragment sizes double towards the oldest, so a row is rewritten about log n
+        times, and never again once its fragment holds ``SEALED_ROWS``).  The new list
+        keeps the table's order and is committed as an Overwrite against the version it
+        was planned on, without retries: Lance refuses it if anything committed in
+        between, and a compaction that raced a commit waits for the next interval.  (Not
+        Lance's own compaction: its Rewrite is accepted next to a concurrent append and
+        puts the merged rows after it, so a losing duplicate appended meanwhile would
+        come first, and "the first row wins" would hand the name to the loser.)  Lance
+        takes a fragment into an Overwrite only without a deletion file, hence dirty
+        fragments are rewritten; with duplicates present everything is (in order, the
+        later rows dropped).
         """
         import lance
         from lance.dataset import LanceDataset, LanceOperation
@@ -479,35 +520,56 @@ class Manifest:
         with self._lock:
             if self._ds is None:
                 return
-            fragments = []
+            written: list = []
             try:
+                self.refresh()  # plan on the latest version (a stale plan's commit is refused anyway)
                 ds = self._private()
-                rows = ds.scanner(scan_in_order=True).to_table()
-                first: dict[str, int] = {}
-                for i, oid in enumerate(rows.column("object_id").to_pylist()):
-                    first.setdefault(oid, i)
-                rows = rows.take(sorted(first.values()))
-                if rows.num_rows:
-                    fragments = lance.fragment.write_fragments(
-                        rows, self.uri, schema=ds.schema, data_storage_version=ds.data_storage_version,
-                        storage_options=self.storage_options)
-                new = LanceDataset.commit(self.uri, LanceOperation.Overwrite(ds.schema, fragments),
-                                          read_version=ds.version, max_retries=0,
-                                          storage_options=self.storage_options)
+                fragments = ds.get_fragments()
+                keep = _plan(fragments, everything=self._duplicates)
+                if keep is None:
+                    return
+                listed, pending = [], []
+
+                def rewrite_pending():
+                    if not pending:
+                        return
+                    rows = ds.scanner(fragments=pending, scan_in_order=True).to_table()
+                    rows = _first_rows(rows) if self._duplicates else rows
+                    if rows.num_rows:
+                        new = lance.fragment.write_fragments(
+                            rows, self.uri, schema=ds.schema, data_storage_version=ds.data_storage_version,
+                            max_rows_per_file=SEALED_ROWS, storage_options=self.storage_options)
+                        written.extend(new)
+                        listed.extend(new)
+                    pending.clear()
+
+                for fragment, kept in zip(fragments, keep):
+                    if kept:
+                        rewrite_pending()
+                        listed.append(fragment.metadata)
+                    else:
+                        pending.append(fragment)
+                rewrite_pending()
+                new_ds = LanceDataset.commit(self.uri, LanceOperation.Overwrite(ds.schema, listed),
+                                             read_version=ds.version, max_retries=0,
+                                             storage_options=self.storage_options)
             except Exception as e:  # upkeep must never fail the write that triggered it
-                storage.remove_data_files(self.uri, self.storage_options, fragments)
+                storage.remove_data_files(self.uri, self.storage_options, written)
                 log.info("manifest compaction of %s skipped: %s", self.uri, e)
                 return
-            if ds.version == self._version:  # the same entries, fewer files
-                self._ds, self._version = new, new.version
-            else:
-                self._load(new)
-            try:
-                # Few versions keep "which version is latest" cheap (it lists _versions/).
-                # Readers lagging further behind than this reopen and retry (see _load).
-                new.cleanup_old_versions(retain_versions=self.retain_versions, error_if_tagged_old_versions=False)
-            except Exception as e:  # noqa: BLE001 - old versions are only space
-                log.warning("manifest cleanup of %s failed: %s", self.uri, e)
+            if self._duplicates or ds.version != self._version:
+                self._load(new_ds)
+            else:  # the same entries, fewer files
+                self._ds, self._version = new_ds, new_ds.version
+            self._cleanup(new_ds)
+
+    def _cleanup(self, ds) -> None:
+        try:
+            # Few versions keep "which version is latest" cheap (it lists _versions/).
+            # Readers lagging further behind than this reopen and retry (see _load).
+            ds.cleanup_old_versions(retain_versions=self.retain_versions, error_if_tagged_old_versions=False)
+        except Exception as e:  # noqa: BLE001 - old versions are only space
+            log.warning("manifest cleanup of %s failed: %s", self.uri, e)
 
     def size_bytes(self) -> int:
         """Bytes the manifest table occupies (for the benchmark and tests)."""
@@ -517,3 +579,32 @@ class Manifest:
         infos = fs.get_file_info(pafs.FileSelector(path, recursive=True, allow_not_found=True))
         return sum(i.size or 0 for i in infos if i.type == pafs.FileType.File)
 
+
+
+class Children(SortedNames):
+    """A live view of one (parent, kind) listing of a :class:`Manifest`: each read takes
+    the manifest's lock (writers change the sorted list in place) and copies only what it
+    returns."""
+
+    def __init__(self, manifest: Manifest, key: tuple[str, str]):
+        self._manifest, self._key = manifest, key
+
+    def page(self, after: str | None, limit: int | None) -> tuple[list[str], bool]:
+        with self._manifest._reading():
+            names = self._manifest._index().get(self._key)
+            if not names:
+                return [], False
+            start = names.bisect_right(after) if after is not None else 0
+            stop = len(names) if limit is None else min(start + limit, len(names))
+            return list(names.islice(start, stop)), stop < len(names)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.page(None, None)[0])
+
+    def __len__(self) -> int:
+        with self._manifest._reading():
+            return len(self._manifest._index().get(self._key, ()))
+
+    def __contains__(self, name: object) -> bool:
+        with self._manifest._reading():
+            return name in self._manifest._index().get(self._key, ())
