@@ -31,6 +31,7 @@ The rules written once here, for every backend (the directory namespace too):
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from dataclasses import replace
 
@@ -375,7 +376,8 @@ class CatalogNamespace(NamespaceBase):
                                 has_data=False)
 
     def _declare_response(self, table: CatalogTable) -> DeclareTableResponse:
-        return DeclareTableResponse(
+        # built from checked values: not validated again (a bulk declare builds thousands)
+        return DeclareTableResponse.model_construct(
             location=table.location, storage_options=self.storage_options or None, properties=table.properties or None,
             managed_versioning=True if is_managed(table) else None,
         )
@@ -481,6 +483,17 @@ class CatalogNamespace(NamespaceBase):
     # -- hooks around the table primitives (the directory's marker files) ----------
     def _declared(self, ns: list[str], table: CatalogTable) -> None:
         """After a declared table's entry is stored."""
+
+    def _declared_many(self, planned: list[tuple[list[str], CatalogTable]]) -> None:
+        """After a bulk declaration's entries are stored (default: ``_declared`` each)."""
+        for ns, table in planned:
+            self._declared(ns, table)
+
+    def _batch_reads(self) -> contextlib.AbstractContextManager:
+        """Around the checks of a batch: a backend whose reads each ask the catalog for
+        its latest state may ask once for all of them (the commit that follows checks
+        again).  Default: nothing."""
+        return contextlib.nullcontext()
 
     def _registered(self, ns: list[str], table: CatalogTable) -> None:
         """After a registered table's entry is stored."""

@@ -427,13 +427,14 @@ class TableVersions:
         moment between its steps (each step is one catalog commit where the backend
         can make it one).
         """
-        ops = self._batch_operations(request)
+        with self.ns._batch_reads():
+            ops = self._batch_operations(request)
         results: list = [None] * len(ops)
         undo: list = []
         try:
             declares = [(i, req) for i, (kind, req) in enumerate(ops) if kind == "declare_table"]
             for (i, req), declared in zip(declares, self.declare_many([req for _, req in declares])):
-                results[i] = CommitTableResult(declare_table=declared)
+                results[i] = CommitTableResult.model_construct(declare_table=declared)
                 undo.append(lambda r=req, d=declared: self.ns.data_ops.undo_declaration(r.id, d.location, {
                     **self.ns.storage_options, **(d.storage_options or {})}))
             versions = [(i, req) for i, (kind, req) in enumerate(ops) if kind == "create_table_version"]
@@ -464,17 +465,17 @@ class TableVersions:
             raise
         for ns, table in gone:
             self.ns._deregistered(ns, table)
-        return BatchCommitTablesResponse(results=results)
+        return BatchCommitTablesResponse.model_construct(results=results)  # each result built checked
 
     def declare_many(self, requests: list) -> list:
         """Several declarations at once, all or none (BatchCommitTables): checked like
         DeclareTable, stored with one ``_create_tables`` (one catalog commit where the
         backend has one), so a bulk declare does not pay a commit per table."""
-        planned = [self.ns._declaration(r) for r in requests]
+        with self.ns._batch_reads():
+            planned = [self.ns._declaration(r) for r in requests]
         self.ns._create_tables(planned)
         try:
-            for ns, table in planned:
-                self.ns._declared(ns, table)
+            self.ns._declared_many(planned)
         except Exception:
             for ns, table in planned:  # nothing is left of a failed declaration
                 self.ns._withdraw_entry(ns, table.name)

@@ -191,6 +191,7 @@ class Manifest:
         self._checked_at = float("-inf")  # time.monotonic() of the last version check
         #: on object storage the version check is a LIST request: never made on the server's event loop
         self.remote = remote
+        self._checked_once = threading.local()  # one_check(): this thread's reads check no more
 
     # -- reading -------------------------------------------------------------
     @property
@@ -198,12 +199,29 @@ class Manifest:
         return self._version
 
     def current(self) -> None:
-        """Before a read: :meth:`refresh`, unless the last check is younger than ``staleness``."""
+        """Before a read: :meth:`refresh`, unless the last check is younger than ``staleness``
+        or this thread is inside :meth:`one_check`."""
+        if getattr(self._checked_once, "on", False):
+            return
         if self.staleness and time.monotonic() - self._checked_at < self.staleness:
             return
         if self.remote:
             refuse_blocking("checking __manifest's latest version on object storage")
         self.refresh()
+
+    @contextlib.contextmanager
+    def one_check(self):
+        """Reads of this thread inside check the latest version once, at the start (the
+        checks of a bulk declaration: its commit checks again, under the lock)."""
+        if getattr(self._checked_once, "on", False):
+            yield
+            return
+        self.current()
+        self._checked_once.on = True
+        try:
+            yield
+        finally:
+            self._checked_once.on = False
 
     def refresh(self) -> None:
         """Bring the in-memory copy to the table's latest version (cheap when unchanged)."""

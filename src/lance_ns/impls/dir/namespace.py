@@ -89,6 +89,8 @@ from .manifest import NAMESPACE, TABLE, Entry, Exists, Manifest
 
 log = logging.getLogger(__name__)
 
+#: threads writing the marker files of a bulk declaration
+_MARKER_THREADS = 8
 #: how long a remote root listing is reused for continuation pages
 _REMOTE_LISTING_TTL = 30.0
 #: a nested table's directory as pylance names it: ``<8 hex>_<object id>``
@@ -542,6 +544,28 @@ class DirectoryNamespace(CatalogNamespace):
                 self.manifest.delete([object_id(ns + [table.name])])  # nothing is left of a failed declaration
                 raise
         self._invalidate_listing()
+
+    def _declared_many(self, planned):
+        """The marker files of a bulk declaration, written by a pool of threads (each is a
+        small write whose latency, not CPU, is the cost); a failure withdraws every entry."""
+        if self.manifest is None or len(planned) < 2:
+            return super()._declared_many(planned)
+        from concurrent.futures import ThreadPoolExecutor
+
+        markers = [storage.join(table.location, RESERVED) for _, table in planned]
+        chunks = [markers[i::_MARKER_THREADS] for i in range(_MARKER_THREADS)]
+        try:
+            with ThreadPoolExecutor(_MARKER_THREADS) as pool:
+                for _ in pool.map(lambda chunk: [self.files.write(m, MARKER_BODY) for m in chunk], chunks):
+                    pass
+        except Exception:
+            self.manifest.delete([object_id(ns + [table.name]) for ns, table in planned])
+            raise
+        finally:
+            self._invalidate_listing()
+
+    def _batch_reads(self):
+        return self.manifest.one_check() if self.manifest is not None else super()._batch_reads()
 
     def _registered(self, ns, table):
         if not ns and table.location.rstrip("/") == self._root_dir(table.name):
