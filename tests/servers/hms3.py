@@ -40,9 +40,7 @@ exit (``LANCE_NS_TEST_HMS3_URI=thrift://host:port`` uses one someone else runs).
 from __future__ import annotations
 
 import atexit
-import hashlib
 import os
-import re
 import shutil
 import subprocess
 import tempfile
@@ -51,6 +49,7 @@ import time
 from pathlib import Path
 
 from tests.servers.hms import ExternalMetastore, HiveMetastore
+from tests.servers.mvn import maven_classpath
 
 HERE = Path(__file__).parent
 POM = HERE / "maven" / "hms3" / "pom.xml"
@@ -58,9 +57,6 @@ JAVA_SRC = HERE / "hms3_java"
 #: HiveMetaStore.main, after making the transaction tables (hms3_java/lancens/tests/Hms3Main.java)
 MAIN = "lancens.tests.Hms3Main"
 HIVE_VERSION = "3.1.3"
-#: where resolved class paths are kept between test processes, keyed by the pom's hash
-#: (a cached one is used only while every jar it names is still in ~/.m2)
-CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "lance-ns"
 
 #: what makes the metastore grant locks (see the module docstring).  The housekeeper reaps
 #: locks whose holder stopped heart-beating for ``hive.txn.timeout``: short, so a test can watch.
@@ -75,45 +71,11 @@ REAPER = "org.apache.hadoop.hive.metastore.txn.AcidHouseKeeperService"
 #: the filesystem of s3:// and s3a:// locations: every path an existing empty directory
 PATH_ONLY_FS = "lancens.tests.PathOnlyFileSystem"
 
-_resolve_lock = threading.Lock()
-
-
-def _refused_artifacts(output: str) -> list[str]:
-    """The artifacts Maven names as not fetched in ``output``."""
-    found = re.findall(r"(?:Could not find artifact|Could not transfer artifact|Failure to find) (\S+)", output)
-    found += re.findall(r"The following artifacts could not be resolved: ([^:]+(?::[^:\s,]+){2,4})", output)
-    found += re.findall(r"(\S+:\S+:\S+) was not found in \S+ during a previous attempt", output)  # cached failure
-    return sorted(set(found))
-
 
 def resolve_classpath() -> str:
-    """The metastore's class path (jar paths in ~/.m2, ``:``-separated), fetched with mvn."""
-    with _resolve_lock:
-        digest = hashlib.sha256(POM.read_bytes()).hexdigest()[:16]
-        cached = CACHE / f"hms3-{digest}.classpath"
-        if cached.exists():
-            cp = cached.read_text().strip()
-            if cp and all(Path(j).exists() for j in cp.split(os.pathsep)):
-                return cp
-        mvn = shutil.which("mvn")
-        if mvn is None:
-            raise RuntimeError("mvn is not on PATH: the Hive Metastore 3 test server's jars are fetched with Maven")
-        CACHE.mkdir(parents=True, exist_ok=True)
-        out = CACHE / f"hms3-{digest}.{os.getpid()}.tmp"
-        cmd = [mvn, "-B", "-q", "-f", str(POM), "dependency:build-classpath", f"-Dmdep.outputFile={out}"]
-        proc = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
-        if proc.returncode != 0 or not out.exists():
-            output = re.sub(r"\x1b\[[0-9;]*m", "", proc.stdout + proc.stderr)  # Maven's colours
-            refused = _refused_artifacts(output)
-            errors = "\n".join(line for line in output.splitlines() if "ERROR" in line)[:4000]
-            what = f"Maven refused or could not find {', '.join(refused)}" if refused else f"mvn failed ({proc.returncode})"
-            raise RuntimeError(
-                f"{what} while fetching Hive Metastore {HIVE_VERSION}'s class path ({' '.join(cmd)}; "
-                f"a failure Maven cached is retried with -U):\n{errors}"
-            )
-        cp = out.read_text().strip()
-        out.replace(cached)
-        return cp
+    """The metastore's class path (jar paths in ~/.m2, ``:``-separated), fetched with mvn (and
+    kept between test processes: tests/servers/mvn.py)."""
+    return maven_classpath(POM, "hms3", what=f"Hive Metastore {HIVE_VERSION}'s class path")
 
 
 def java_classes(build_dir: Path, classpath: str) -> Path:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import atexit
 import os
-import re
 import shutil
 import subprocess
 import tempfile
@@ -39,6 +38,7 @@ from pathlib import Path
 
 from .process import stop_by_pid
 from .hms import _with_parent_death_signal, free_port
+from .mvn import maven_classpath
 
 POM = Path(__file__).parent / "maven" / "iceberg_rest" / "pom.xml"
 VERSION = os.environ.get("LANCE_NS_TEST_ICEBERG_REST_VERSION", "1.10.1")
@@ -74,27 +74,15 @@ class IcebergRest:
 
 def server_jar(version: str = VERSION) -> Path:
     """The reference server's shadow jar of ``version``, resolved by Maven (~/.m2 caches it;
-    a jar already in the default local repository is taken without starting Maven, ~8 s)."""
+    a jar already in the default local repository is taken without starting Maven, ~8 s;
+    :class:`tests.servers.mvn.MavenError` where Maven cannot provide it)."""
     coordinates = COORDINATES.format(version=version)
     cached = LOCAL_REPOSITORY / f"org/apache/iceberg/iceberg-open-api/{version}/iceberg-open-api-{version}.jar"
     if cached.exists() and _runnable(cached):
         return cached
-    mvn = shutil.which("mvn")
-    if mvn is None:
-        raise RuntimeError(f"`mvn` is not on PATH: it fetches {coordinates} (the Iceberg REST reference server)")
-    with tempfile.TemporaryDirectory(prefix="lance-ns-iceberg-cp-") as tmp:
-        out = Path(tmp) / "classpath.txt"
-        done = subprocess.run(
-            [mvn, "-B", "-q", "-Dstyle.color=never", "-f", str(POM), "dependency:build-classpath",
-             f"-Dmdep.outputFile={out}", f"-Diceberg.version={version}"],
-            capture_output=True, text=True, stdin=subprocess.DEVNULL,
-        )
-        if done.returncode != 0 or not out.exists():
-            output = re.sub(r"\x1b\[[0-9;]*m", "", done.stdout + done.stderr)  # mvn colours some lines anyway
-            errors = [line for line in output.splitlines() if "ERROR" in line] or [output]
-            raise RuntimeError(f"Maven could not provide {coordinates} (the Iceberg REST reference server): "
-                               f"{errors[0][:1500]}")
-        entries = [p for p in out.read_text().strip().split(os.pathsep) if p]
+    classpath = maven_classpath(POM, "iceberg-rest", [f"-Diceberg.version={version}"],
+                                f"{coordinates} (the Iceberg REST reference server)")
+    entries = [p for p in classpath.split(os.pathsep) if p]
     jar = next((Path(p) for p in entries if Path(p).name == f"iceberg-open-api-{version}.jar"), None)
     if jar is None or not jar.exists():
         raise RuntimeError(f"Maven resolved {coordinates} to {entries!r}: no jar to run")

@@ -14,10 +14,7 @@ write fails (``NoSuchMethodError ... ArrowRecordBatch.getVariadicBufferCounts``)
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -27,6 +24,7 @@ from pathlib import Path
 
 from tests.packaging.install import clean_env, fresh_venv
 from tests.server.conftest import LANCE_NS, free_port
+from tests.servers.mvn import CACHE, MavenError, maven_classpath
 from tests.servers.process import stop_by_pid, wait_healthy
 
 POM = Path(__file__).resolve().parent / "maven" / "lance_spark" / "pom.xml"
@@ -53,8 +51,6 @@ REFUSED = (
 #: ``.root``) or ``rest`` (and ``.uri``)
 CATALOG_CLASS = "org.lance.spark.LanceNamespaceSparkCatalog"
 
-#: resolved class paths and the pyspark wheel, kept between processes (as tests/servers/hms3.py)
-CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "lance-ns"
 
 
 class Unavailable(RuntimeError):
@@ -64,31 +60,14 @@ class Unavailable(RuntimeError):
 def resolve_classpath(artifact: str = ARTIFACT, version: str = VERSION) -> str:
     """The connector's jars and their dependencies (``:``-separated paths in ~/.m2), resolved by
     Maven; the answer is kept in CACHE, keyed by the pom and the coordinates, while every jar
-    it names is still there."""
+    it names is still there (tests/servers/mvn.py)."""
     coordinates = f"org.lance:{artifact}:{version}"
-    digest = hashlib.sha256(POM.read_bytes() + coordinates.encode()).hexdigest()[:16]
-    cached = CACHE / f"lance-spark-{digest}.classpath"
-    if cached.exists():
-        jars = cached.read_text().strip()
-        if jars and all(Path(j).exists() for j in jars.split(os.pathsep)):
-            return jars
-    mvn = shutil.which("mvn")
-    if mvn is None:
-        raise Unavailable(f"`mvn` is not on PATH: it fetches {coordinates} (lance-spark)")
-    CACHE.mkdir(parents=True, exist_ok=True)
-    out = CACHE / f"lance-spark-{digest}.{os.getpid()}.tmp"
-    done = subprocess.run(
-        [mvn, "-B", "-q", "-Dstyle.color=never", "-f", str(POM), "dependency:build-classpath",
-         f"-Dmdep.outputFile={out}", f"-Dlance.spark.artifact={artifact}", f"-Dlance.spark.version={version}"],
-        capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=900,
-    )
-    if done.returncode != 0 or not out.exists():
-        output = re.sub(r"\x1b\[[0-9;]*m", "", done.stdout + done.stderr)
-        errors = [line for line in output.splitlines() if "ERROR" in line] or [output]
-        raise Unavailable(f"Maven could not provide {coordinates} (lance-spark): {errors[0][:1500]}")
-    jars = out.read_text().strip()
+    try:
+        jars = maven_classpath(POM, "lance-spark", [f"-Dlance.spark.artifact={artifact}",
+                                                    f"-Dlance.spark.version={version}"], f"{coordinates} (lance-spark)")
+    except MavenError as e:
+        raise Unavailable(str(e)) from e
     assert any(Path(j).name.startswith(f"{artifact}-{version}") for j in jars.split(os.pathsep)), jars
-    out.replace(cached)
     return jars
 
 

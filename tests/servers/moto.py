@@ -264,6 +264,8 @@ def iam_moto_server(bucket: str):
     import boto3
     import httpx
 
+    from .process import stop_by_pid
+
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -301,8 +303,4 @@ def iam_moto_server(bucket: str):
         httpx.post(f"{endpoint}/moto-api/reset-auth", content=b"0").raise_for_status()
         yield IamWorld(endpoint, role, key["AccessKeyId"], key["SecretAccessKey"])
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_by_pid(proc)

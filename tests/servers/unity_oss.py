@@ -39,6 +39,7 @@ import httpx
 
 from .process import stop_by_pid
 from .hms import _with_parent_death_signal
+from .mvn import MavenError, maven_classpath
 
 MAIN = "io.unitycatalog.server.UnityCatalogServer"
 POM = Path(__file__).parent / "maven" / "unity" / "pom.xml"
@@ -81,29 +82,22 @@ def _classpath_override(version: str) -> str | None:
     return value or None
 
 
-def resolve_classpath(version: str, workdir: Path) -> str:
-    """The server's class path: the override for ``version`` if set, else Maven's answer."""
+def resolve_classpath(version: str) -> str:
+    """The server's class path: the override for ``version`` if set, else Maven's answer (kept
+    between test processes: tests/servers/mvn.py)."""
     override = _classpath_override(version)
     if override:
         return override
-    mvn = shutil.which("mvn")
-    if mvn is None:
-        raise RuntimeError("mvn is not on PATH: the Unity Catalog server's jars are fetched with Maven")
-    out = workdir / "classpath.txt"
-    cmd = [mvn, "-B", "-q", "-f", str(POM), "dependency:build-classpath", f"-Dunity.version={version}", f"-Dmdep.outputFile={out}"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=900)
-    if proc.returncode != 0 or not out.exists():
-        output = re.sub(r"\x1b\[[0-9;]*m", "", proc.stdout + proc.stderr)
-        errors = [line for line in output.splitlines() if line.startswith("[ERROR]") and line.strip() != "[ERROR]"]
-        detail = errors[0] if errors else output[-2000:]
-        if "Could not resolve dependencies" in output:
-            # Maven's words without its preamble: "Could not find artifact G:A:jar:V in central (URL)",
-            # or "G:A:jar:V was not found in URL during a previous attempt" (the refusal is cached)
-            reason = re.sub(r"^.*Could not resolve dependencies for project \S+: ", "", detail)
-            reason = re.sub(r"\. This failure was cached.*|\s*-> \[Help 1\]$", "", reason)
-            raise MavenRefused(f"Maven refused the Unity Catalog OSS server {version}: {reason}")
-        raise RuntimeError(f"mvn failed ({proc.returncode}) resolving unitycatalog-server:{version}:\n{detail}")
-    return out.read_text().strip()
+    try:
+        return maven_classpath(POM, "unity", [f"-Dunity.version={version}"], f"unitycatalog-server:{version}")
+    except MavenError as e:
+        if "Could not resolve dependencies" not in e.output:
+            raise
+        # Maven's words without its preamble: "Could not find artifact G:A:jar:V in central (URL)",
+        # or "G:A:jar:V was not found in URL during a previous attempt" (the refusal is cached)
+        reason = re.sub(r"^.*Could not resolve dependencies for project \S+: ", "", e.errors[0])
+        reason = re.sub(r"\. This failure was cached.*|\s*-> \[Help 1\]$", "", reason)
+        raise MavenRefused(f"Maven refused the Unity Catalog OSS server {version}: {reason}") from e
 
 
 def _port_pair() -> int:
@@ -151,7 +145,7 @@ class UnityOss:
         (conf / "hibernate.properties").write_text(HIBERNATE_PROPERTIES)
         (conf / "server.log4j2.properties").write_text(LOG4J2_PROPERTIES)
         if self._classpath is None:
-            self._classpath = resolve_classpath(self.version, self.workdir)
+            self._classpath = resolve_classpath(self.version)
 
     def ready(self, timeout: float = 2.0) -> bool:
         try:

@@ -12,6 +12,7 @@ import lance
 import pyarrow as pa
 import pytest
 
+from tests.spark.once import once_per_job
 from tests.spark.test_catalog import pylance, rows, table_id
 
 #: dir, and one catalog backend through the REST server
@@ -68,17 +69,12 @@ def test_concurrent_commit_fails_the_statement(spark, catalog, db, tmp_path):
     uri = lance.dataset(namespace_client=catalog.client, table_id=table_id(t)).uri
     marker = str(tmp_path / "committed")
 
-    def concurrent_writer(x):
-        try:  # once, whichever task gets here first
-            os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
-        except FileExistsError:
-            return x
+    def concurrent_writer():
         import lance as pylance_in_worker
 
         pylance_in_worker.write_dataset(pa.table({"x": pa.array([100], pa.int64())}), uri, mode="append")
-        return x
 
-    spark.udf.register("concurrent_writer", concurrent_writer, "bigint")
+    spark.udf.register("concurrent_writer", once_per_job(marker, concurrent_writer), "bigint")
     with pytest.raises(Exception, match=r"ConcurrentModificationError.*code 14"):
         spark.sql(f"UPDATE {t} SET x = concurrent_writer(x) + 10")
     assert os.path.exists(marker)

@@ -18,6 +18,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from tests.spark.conftest import Catalog
+from tests.spark.once import once_per_job
 from tests.spark.test_catalog import rows, table_id
 
 SCHEMA = "n BIGINT, s STRING"
@@ -150,17 +151,12 @@ def test_concurrent_delete_fails_the_overwrite(spark, catalog, db, tmp_path):
     uri = dataset(catalog, t).uri
     marker = str(tmp_path / "deleted")
 
-    def concurrent_delete(n):
-        try:  # once, whichever task gets here first
-            os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
-        except FileExistsError:
-            return n
+    def concurrent_delete():
         import lance as pylance_in_worker
 
         pylance_in_worker.dataset(uri).delete("n = 1")
-        return n
 
-    spark.udf.register("concurrent_delete", concurrent_delete, "bigint")
+    spark.udf.register("concurrent_delete", once_per_job(marker, concurrent_delete), "bigint")
     incoming = spark.sql("SELECT concurrent_delete(10) AS n, 'x' AS s")
     with pytest.raises(Exception, match=r"(?i)conflict"):
         incoming.writeTo(t).overwrite(F.col("n") == 2)

@@ -114,6 +114,20 @@ def _code(exc: Exception) -> str:
     return exc.response.get("Error", {}).get("Code", "") if isinstance(exc, botocore.exceptions.ClientError) else ""
 
 
+def _not_found(exc: Exception) -> bool:
+    """Glue's answer for a missing database, table or catalog."""
+    return _code(exc) == "EntityNotFoundException"
+
+
+def _already_exists(exc: Exception) -> bool:
+    return _code(exc) == "AlreadyExistsException"
+
+
+def _conflict(exc: Exception) -> bool:
+    """A conditional UpdateTable lost: the table's VersionId changed meanwhile."""
+    return _code(exc) == "ConcurrentModificationException"
+
+
 class GlueNamespace(CatalogNamespace):
     lance_table_kind = EXTERNAL_TABLE
     supports_cascade = False  # the spec: RESTRICT only
@@ -225,7 +239,7 @@ class GlueNamespace(CatalogNamespace):
         try:
             out = getattr(self.glue, method)(**kwargs)
         except botocore.exceptions.ClientError as e:
-            if _code(e) == "EntityNotFoundException":
+            if _not_found(e):
                 self._catalog_api = True
                 return None
             if _code(e) in _NO_API or e.response.get("ResponseMetadata", {}).get("HTTPStatusCode") == 501:
@@ -269,7 +283,7 @@ class GlueNamespace(CatalogNamespace):
             db = self.glue.get_database(Name=ns[-1], **self._cat_kw(ns[:-1]))["Database"]
             return DATABASE, dict(db.get("Parameters") or {})
         except botocore.exceptions.ClientError as e:
-            if _code(e) != "EntityNotFoundException":
+            if not _not_found(e):
                 raise
         cat = self._get_catalog(ns)
         return (CATALOG, dict(cat.get("Parameters") or {})) if cat is not None else None
@@ -312,7 +326,7 @@ class GlueNamespace(CatalogNamespace):
             if self._catalog_call("create_catalog", Name=ns[-1], CatalogInput={"Parameters": props}) is None:
                 raise UnsupportedOperationError("this Glue endpoint has no catalog API (CreateCatalog)")
         except botocore.exceptions.ClientError as e:
-            if _code(e) == "AlreadyExistsException":
+            if _already_exists(e):
                 raise NamespaceAlreadyExistsError(f"namespace {to_string(ns)!r} already exists") from e
             raise
 
@@ -331,7 +345,7 @@ class GlueNamespace(CatalogNamespace):
             elif kind == CATALOG:
                 self.glue.delete_catalog(CatalogId=self._catalog_id(ns))
         except botocore.exceptions.ClientError as e:
-            if _code(e) == "EntityNotFoundException":
+            if _not_found(e):
                 return False  # a racing drop came first: it is the one winner
             raise
 
@@ -356,7 +370,7 @@ class GlueNamespace(CatalogNamespace):
             pages = self.glue.get_paginator("get_tables").paginate(**self._table_kw(ns))
             return [self._table(t) for page in pages for t in page.get("TableList", [])]
         except botocore.exceptions.ClientError as e:
-            if _code(e) == "EntityNotFoundException":
+            if _not_found(e):
                 return []  # a catalog (not a database): no tables
             raise
 
@@ -366,7 +380,7 @@ class GlueNamespace(CatalogNamespace):
         try:
             return self._table(self.glue.get_table(Name=name, **self._table_kw(ns))["Table"])
         except botocore.exceptions.ClientError as e:
-            if _code(e) == "EntityNotFoundException":
+            if _not_found(e):
                 return None
             raise
 
@@ -386,9 +400,9 @@ class GlueNamespace(CatalogNamespace):
                 # a racing DeleteDatabase took the table with it: the drop won
                 raise NamespaceNotFoundError(f"namespace {to_string(ns)!r} was dropped meanwhile")
         except botocore.exceptions.ClientError as e:
-            if _code(e) == "AlreadyExistsException":
+            if _already_exists(e):
                 raise TableAlreadyExistsError(f"table {to_string(ns + [table.name])!r} already exists") from e
-            if _code(e) == "EntityNotFoundException":
+            if _not_found(e):
                 if self._kind(ns) == CATALOG:
                     raise InvalidInputError(f"{to_string(ns)!r} is a Glue catalog; tables live in databases") from e
                 raise NamespaceNotFoundError(f"namespace {to_string(ns)!r} does not exist") from e
@@ -398,7 +412,7 @@ class GlueNamespace(CatalogNamespace):
         try:  # one atomic UpdateTable rather than delete + create
             self.glue.update_table(TableInput=self._table_input(table), **self._table_kw(ns))
         except botocore.exceptions.ClientError as e:
-            if _code(e) == "EntityNotFoundException":
+            if _not_found(e):
                 raise TableNotFoundError(f"table {to_string(ns + [table.name])!r} does not exist") from e
             raise
 
@@ -418,9 +432,9 @@ class GlueNamespace(CatalogNamespace):
             self.glue.update_table(TableInput=self._table_input(changed), VersionId=table.token,
                                    **self._table_kw(ns))
         except botocore.exceptions.ClientError as e:
-            if _code(e) == "ConcurrentModificationException":
+            if _conflict(e):
                 return False
-            if _code(e) == "EntityNotFoundException":
+            if _not_found(e):
                 raise TableNotFoundError(f"table {to_string(ns + [table.name])!r} does not exist") from e
             raise
         return True
@@ -429,7 +443,7 @@ class GlueNamespace(CatalogNamespace):
         try:
             self.glue.delete_table(Name=name, **self._table_kw(ns))
         except botocore.exceptions.ClientError as e:
-            if _code(e) == "EntityNotFoundException":
+            if _not_found(e):
                 raise TableNotFoundError(f"table {to_string(ns + [name])!r} does not exist") from e
             raise
 
@@ -439,15 +453,15 @@ class GlueNamespace(CatalogNamespace):
             code, msg = _code(exc), exc.response.get("Error", {}).get("Message") or str(exc)
             status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
             text = f"Glue {code}: {msg}"
-            if code == "EntityNotFoundException":
+            if _not_found(exc):
                 return NamespaceNotFoundError(text)
-            if code == "AlreadyExistsException":
+            if _already_exists(exc):
                 return NamespaceAlreadyExistsError(text)
             if code in _DENIED or status in (401, 403):
                 return UnauthenticatedError(text)  # the Glue spec's "16 Forbidden"
             if code in _INVALID:
                 return InvalidInputError(text)
-            if code == "ConcurrentModificationException":
+            if _conflict(exc):
                 return ConcurrentModificationError(text)
             if code in _UNAVAILABLE or status in (429, 502, 503, 504):
                 return ServiceUnavailableError(text)
