@@ -195,3 +195,22 @@ def test_manifest_staleness_bounds_read_checks_never_writes(tmp_path):
     assert eager.list_namespaces({}).namespaces == ["elsewhere", "mine", "seed", "taken"]
     other.drop_namespace({"id": ["seed"]})
     assert eager.list_namespaces({}).namespaces == ["elsewhere", "mine", "taken"]
+
+
+def test_another_processs_appends_are_read_alone(tmp_path, monkeypatch):
+    """A commit of another process that only appended (its declares) is read by reading
+    the appended fragments, not the whole manifest; anything else (a delete) loads it all."""
+    a = Manifest(str(tmp_path), {}, compact_every=0)
+    a.insert_many([Entry(f"t{i:03d}", TABLE, f"t{i}.lance") for i in range(200)])
+    b = Manifest(str(tmp_path), {}, compact_every=0)
+    assert len(b.children("", TABLE)) == 200
+    loads = []
+    plain = Manifest._load
+    monkeypatch.setattr(Manifest, "_load", lambda self, ds: loads.append(ds.version) or plain(self, ds))
+    a.insert(Entry("new1", TABLE, "new1.lance"))
+    a.insert(Entry("new2", TABLE, "new2.lance"))
+    assert b.get("new2").location == "new2.lance" and "new1" in b.children("", TABLE)
+    assert loads == [], "appends are read alone"
+    a.delete(["t000"])
+    assert b.get("t000") is None and len(b.children("", TABLE)) == 201
+    assert len(loads) == 1, "a delete loads it all"

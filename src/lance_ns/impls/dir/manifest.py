@@ -72,7 +72,7 @@ _MAX_ATTEMPTS = 20
 SEALED_ROWS = 8_192
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a million of them in memory
 class Entry:
     object_id: str
     kind: str  # TABLE or NAMESPACE
@@ -115,6 +115,12 @@ def _root_dir(entry: Entry) -> str | None:
     if not loc or "://" in loc or loc.startswith("/"):
         return None
     return loc.split("/", 1)[0]
+
+
+def _deletions(fragment) -> tuple | None:
+    """What identifies a fragment's deleted rows (None: none deleted)."""
+    d = fragment.metadata.deletion_file
+    return None if d is None else (d.id, d.read_version, d.num_deleted_rows)
 
 
 def _plan(fragments: list, everything: bool = False) -> list[bool] | None:
@@ -239,7 +245,9 @@ class Manifest:
                 if ds is not None:
                     self._load(ds)
             elif self._ds.latest_version != self._version:
-                self._load(self._open())
+                latest = self._open()
+                if not self._load_appended(latest):
+                    self._load(latest)
         if self._legacy_versions:
             self._move_out_versions()
 
@@ -288,15 +296,46 @@ class Manifest:
                     raise
                 ds = self._open()
         entries: dict[str, Entry] = {}
-        cols = [table.column(c).to_pylist() for c in _READ_COLUMNS]
-        for oid, kind, location, meta in zip(*cols):
-            if oid not in entries:  # the first row of an object_id wins (see module doc)
-                entries[oid] = Entry(oid, kind, location, _parse_metadata(meta))
+        for batch in table.to_batches():  # a batch's columns at a time: the peak stays near the entries
+            for oid, kind, location, meta in zip(*(batch.column(c).to_pylist() for c in _READ_COLUMNS)):
+                if oid not in entries:  # the first row of an object_id wins (see module doc)
+                    entries[oid] = Entry(oid, kind, location, _parse_metadata(meta))
         self._ds, self._version, self._entries = ds, ds.version, entries
         self._duplicates = len(entries) < table.num_rows
         self._children = self._dirs = None
         self._versions_here = ([e for e in entries.values() if e.kind == TABLE_VERSION]
                                if self.move_versions_to is not None else [])
+
+    def _load_appended(self, ds) -> bool:
+        """Bring the in-memory copy to ``ds`` by reading only the fragments appended since
+        the loaded version, when that is all that changed (another process's declares,
+        a server worker's): every loaded fragment is still there, first, with the same
+        deletions.  False when anything else changed (a delete, a compaction): then the
+        caller loads it all."""
+        if self._ds is None or ds is None:
+            return False
+        loaded = [(f.fragment_id, _deletions(f)) for f in self._ds.get_fragments()]
+        fragments = ds.get_fragments()
+        if [(f.fragment_id, _deletions(f)) for f in fragments[: len(loaded)]] != loaded:
+            return False
+        appended = fragments[len(loaded):]
+        if appended:
+            try:
+                table = ds.scanner(columns=_READ_COLUMNS, fragments=appended, scan_in_order=True).to_table()
+            except Exception as e:  # noqa: BLE001 - a concurrent cleanup: load it all instead
+                log.debug("reading appended manifest fragments failed (%s): loading it all", e)
+                return False
+            for batch in table.to_batches():
+                for oid, kind, location, meta in zip(*(batch.column(c).to_pylist() for c in _READ_COLUMNS)):
+                    if oid in self._entries:  # a racing loser's row, not yet backed out: the first wins
+                        self._duplicates = True
+                        continue
+                    entry = Entry(oid, kind, location, _parse_metadata(meta))
+                    self._put(entry)
+                    if kind == TABLE_VERSION and self.move_versions_to is not None:
+                        self._versions_here.append(entry)
+        self._ds, self._version = ds, ds.version
+        return True
 
     @contextlib.contextmanager
     def _reading(self):
