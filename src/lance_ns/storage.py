@@ -42,6 +42,8 @@ def unreachable_error(exc: BaseException, location: str = ""):
 
 
 def is_uri(location: str) -> bool:
+    if ":" not in location:  # the common local path, without urlparse (a bulk declare asks thousands of times)
+        return False
     scheme = urlparse(location).scheme
     return len(scheme) > 1  # a Windows drive letter is not a scheme
 
