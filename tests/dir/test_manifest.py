@@ -214,3 +214,15 @@ def test_another_processs_appends_are_read_alone(tmp_path, monkeypatch):
     a.delete(["t000"])
     assert b.get("t000") is None and len(b.children("", TABLE)) == 201
     assert len(loads) == 1, "a delete loads it all"
+
+
+def test_a_fragment_pylance_rewrote_under_its_id_is_loaded_again(tmp_path):
+    """pylance's DirectoryNamespace rewrites the manifest's fragment under the same id
+    (merge_insert): not an append, so the whole manifest is read again."""
+    from lance.namespace import DirectoryNamespace as Rust
+
+    ours = lance_ns.connect("dir", {"root": str(tmp_path)})
+    ours.create_namespace({"id": ["a"]})
+    Rust(root=str(tmp_path)).create_namespace(CreateNamespaceRequest(id=["b"]))
+    assert ours.list_namespaces({}).namespaces == ["a", "b"]
+    ours.declare_table({"id": ["b", "t"]})

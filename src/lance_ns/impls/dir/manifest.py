@@ -117,10 +117,13 @@ def _root_dir(entry: Entry) -> str | None:
     return loc.split("/", 1)[0]
 
 
-def _deletions(fragment) -> tuple | None:
-    """What identifies a fragment's deleted rows (None: none deleted)."""
-    d = fragment.metadata.deletion_file
-    return None if d is None else (d.id, d.read_version, d.num_deleted_rows)
+def _identity(fragment) -> tuple:
+    """What a fragment holds: its id, data files, rows and deleted rows (pylance's
+    merge_insert rewrites a fragment under the same id: the files tell)."""
+    meta = fragment.metadata
+    d = meta.deletion_file
+    return (fragment.fragment_id, tuple(f.path for f in meta.files), meta.physical_rows,
+            None if d is None else (d.id, d.read_version, d.num_deleted_rows))
 
 
 def _plan(fragments: list, everything: bool = False) -> list[bool] | None:
@@ -314,9 +317,9 @@ class Manifest:
         caller loads it all."""
         if self._ds is None or ds is None:
             return False
-        loaded = [(f.fragment_id, _deletions(f)) for f in self._ds.get_fragments()]
+        loaded = [_identity(f) for f in self._ds.get_fragments()]
         fragments = ds.get_fragments()
-        if [(f.fragment_id, _deletions(f)) for f in fragments[: len(loaded)]] != loaded:
+        if [_identity(f) for f in fragments[: len(loaded)]] != loaded:
             return False
         appended = fragments[len(loaded):]
         if appended:
