@@ -547,20 +547,17 @@ class DirectoryNamespace(CatalogNamespace):
 
     def _declared_many(self, planned):
         """The marker files of a bulk declaration, written by a pool of threads (each is a
-        small write whose latency, not CPU, is the cost); a failure withdraws every entry."""
+        small write whose latency, not CPU, is the cost)."""
         if self.manifest is None or len(planned) < 2:
             return super()._declared_many(planned)
         from concurrent.futures import ThreadPoolExecutor
 
         markers = [storage.join(table.location, RESERVED) for _, table in planned]
         chunks = [markers[i::_MARKER_THREADS] for i in range(_MARKER_THREADS)]
-        try:
+        try:  # a failure: the caller (TableVersions.declare_many) withdraws every entry
             with ThreadPoolExecutor(_MARKER_THREADS) as pool:
                 for _ in pool.map(lambda chunk: [self.files.write(m, MARKER_BODY) for m in chunk], chunks):
                     pass
-        except Exception:
-            self.manifest.delete([object_id(ns + [table.name]) for ns, table in planned])
-            raise
         finally:
             self._invalidate_listing()
 
