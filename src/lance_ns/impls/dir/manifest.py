@@ -117,6 +117,14 @@ def _root_dir(entry: Entry) -> str | None:
     return loc.split("/", 1)[0]
 
 
+def _rows(table: pa.Table) -> Iterator[Entry]:
+    """The rows of ``table`` (``_READ_COLUMNS``) as entries, in table order, a batch's
+    columns at a time (so a load's peak memory stays near the entries it builds)."""
+    for batch in table.to_batches():
+        for oid, kind, location, meta in zip(*(batch.column(c).to_pylist() for c in _READ_COLUMNS)):
+            yield Entry(oid, kind, location, _parse_metadata(meta))
+
+
 def _identity(fragment) -> tuple:
     """What a fragment holds: its id, data files, rows and deleted rows (pylance's
     merge_insert rewrites a fragment under the same id: the files tell)."""
@@ -299,10 +307,9 @@ class Manifest:
                     raise
                 ds = self._open()
         entries: dict[str, Entry] = {}
-        for batch in table.to_batches():  # a batch's columns at a time: the peak stays near the entries
-            for oid, kind, location, meta in zip(*(batch.column(c).to_pylist() for c in _READ_COLUMNS)):
-                if oid not in entries:  # the first row of an object_id wins (see module doc)
-                    entries[oid] = Entry(oid, kind, location, _parse_metadata(meta))
+        for entry in _rows(table):
+            if entry.object_id not in entries:  # the first row of an object_id wins (see module doc)
+                entries[entry.object_id] = entry
         self._ds, self._version, self._entries = ds, ds.version, entries
         self._duplicates = len(entries) < table.num_rows
         self._children = self._dirs = None
@@ -328,15 +335,13 @@ class Manifest:
             except Exception as e:  # noqa: BLE001 - a concurrent cleanup: load it all instead
                 log.debug("reading appended manifest fragments failed (%s): loading it all", e)
                 return False
-            for batch in table.to_batches():
-                for oid, kind, location, meta in zip(*(batch.column(c).to_pylist() for c in _READ_COLUMNS)):
-                    if oid in self._entries:  # a racing loser's row, not yet backed out: the first wins
-                        self._duplicates = True
-                        continue
-                    entry = Entry(oid, kind, location, _parse_metadata(meta))
-                    self._put(entry)
-                    if kind == TABLE_VERSION and self.move_versions_to is not None:
-                        self._versions_here.append(entry)
+            for entry in _rows(table):
+                if entry.object_id in self._entries:  # a racing loser's row, not yet backed out: the first wins
+                    self._duplicates = True
+                    continue
+                self._put(entry)
+                if entry.kind == TABLE_VERSION and self.move_versions_to is not None:
+                    self._versions_here.append(entry)
         self._ds, self._version = ds, ds.version
         return True
 
@@ -638,7 +643,6 @@ class Manifest:
         fs, path = storage.filesystem(self.uri, self.storage_options)
         infos = fs.get_file_info(pafs.FileSelector(path, recursive=True, allow_not_found=True))
         return sum(i.size or 0 for i in infos if i.type == pafs.FileType.File)
-
 
 
 class Children(SortedNames):
