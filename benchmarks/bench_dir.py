@@ -42,6 +42,7 @@ from lance_namespace import (
 
 import lance_ns
 from common import median_time
+from lance_ns.impls.dir.manifest import table_bytes
 
 
 def dir_size(path: str) -> int:
@@ -97,7 +98,7 @@ def growth(report: Report, base: str, n: int, rust_n: int) -> tuple[str, float]:
     ours_total = time.perf_counter() - t_all
     report.single(f"ours: declare rate per {chunk} (first..last)", rates[0], "/s",
                   "-> " + ", ".join(f"{r:.0f}" for r in rates[1:]))
-    ours_size = ours.manifest.size_bytes()
+    ours_size = table_bytes(ours.manifest.uri, ours.manifest.storage_options)
 
     rust_root = os.path.join(base, "rust")
     rust = RustDirectoryNamespace(root=rust_root)

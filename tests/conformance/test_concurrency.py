@@ -2,7 +2,7 @@
 
 N threads (``LANCE_NS_RACE_THREADS``, default 6) wait on a barrier and then
 send the same mutating request; each race runs ``LANCE_NS_RACE_ROUNDS``
-times (default 2).  For every race: one success, every loser answers the
+times (default 2; a backend may ask for fewer, ``Ctx.race_rounds``).  For every race: one success, every loser answers the
 spec's code for what it lost to (never a 5xx / Internal), and afterwards the
 winner's namespace or table is intact -- for data backends readable, with
 the winner's rows.  Each thread gets its own client from ``ctx.connect()``
@@ -26,8 +26,13 @@ from lance_namespace import LanceNamespaceError
 from lance_ns.tables import table_to_ipc_stream
 
 THREADS = int(os.environ.get("LANCE_NS_RACE_THREADS", "6"))
-ROUNDS = int(os.environ.get("LANCE_NS_RACE_ROUNDS", "2"))
+ROUNDS = os.environ.get("LANCE_NS_RACE_ROUNDS")
 OK = "ok"
+
+
+def rounds(scope) -> range:
+    """How many times each race runs on this backend."""
+    return range(int(ROUNDS) if ROUNDS else scope.ctx.race_rounds or 2)
 
 
 def race(scope, fn, n: int = THREADS) -> list:
@@ -90,7 +95,7 @@ def count_rows(scope, tid) -> int:
 
 def test_create_namespace_race(scope):
     c = scope.client
-    for _ in range(ROUNDS):
+    for _ in rounds(scope):
         ns = sibling(scope)
         try:
             out = race(scope, lambda cl, i: cl.create_namespace({"id": ns, "properties": {"who": str(i)}}))
@@ -115,7 +120,7 @@ def test_create_namespace_exist_ok_race_all_succeed(scope):
 
 def test_drop_namespace_race(scope):
     c = scope.client
-    for _ in range(ROUNDS):
+    for _ in rounds(scope):
         ns = sibling(scope)
         c.create_namespace({"id": ns})
         out = race(scope, lambda cl, i: cl.drop_namespace({"id": ns}))
@@ -132,7 +137,7 @@ def test_declare_into_namespace_being_dropped(scope):
     """Declares racing a Restrict drop: either the drop wins and no declare does,
     or the drop answers NotEmpty and the declared tables are all there."""
     c = scope.client
-    for _ in range(ROUNDS):
+    for _ in rounds(scope):
         ns = sibling(scope)
         c.create_namespace({"id": ns})
         out = race(
@@ -166,7 +171,7 @@ def _empty(c, ns):
 
 def test_declare_table_race(scope):
     c = scope.client
-    for r in range(ROUNDS):
+    for r in rounds(scope):
         tid = scope.child(f"decl{r}")
         out = race(scope, lambda cl, i: cl.declare_table({"id": tid, "properties": {"who": str(i)}}))
         winner = assert_one_winner(out, {5})
@@ -178,7 +183,7 @@ def test_declare_table_race(scope):
 def test_create_table_race(scope):
     need(scope, "data")
     c = scope.client
-    for r in range(ROUNDS):
+    for r in rounds(scope):
         tid = scope.child(f"create{r}")
         out = race(scope, lambda cl, i: cl.create_table({"id": tid}, table_to_ipc_stream(rows(i))))
         winner = assert_one_winner(out, {5})
@@ -190,7 +195,7 @@ def test_create_declared_table_race(scope):
     """A declared table created by several clients at once: the first commit decides."""
     need(scope, "data")
     c = scope.client
-    for r in range(ROUNDS):
+    for r in rounds(scope):
         tid = scope.child(f"declcreate{r}")
         c.declare_table({"id": tid})
         out = race(scope, lambda cl, i: cl.create_table({"id": tid}, table_to_ipc_stream(rows(i))))
@@ -201,7 +206,7 @@ def test_create_declared_table_race(scope):
 def test_register_table_race(scope):
     need(scope, "data", "register")
     c = scope.client
-    for r in range(ROUNDS):
+    for r in rounds(scope):
         tid = scope.child(f"reg{r}")
         lance.write_dataset(rows(2), namespace_client=c, table_id=tid, mode="create")
         location = c.deregister_table({"id": tid}).location
@@ -213,7 +218,7 @@ def test_register_table_race(scope):
 @pytest.mark.parametrize("op", ["drop_table", "deregister_table"])
 def test_drop_table_race(scope, op):
     c = scope.client
-    for r in range(ROUNDS):
+    for r in rounds(scope):
         tid = scope.child(f"{op}{r}")
         if scope.has("data"):
             lance.write_dataset(rows(2), namespace_client=c, table_id=tid, mode="create")
@@ -233,7 +238,7 @@ def test_create_and_drop_of_one_table(scope):
     -- holding an acknowledged creator's rows."""
     c = scope.client
     data = scope.has("data")
-    for r in range(ROUNDS):
+    for r in rounds(scope):
         tid = scope.child(f"cd{r}")
 
         def op(cl, i):
@@ -275,7 +280,7 @@ def test_rename_table_race(scope):
     declared table per round: the data path is checked by the scenario's
     table.rename.data.)"""
     c = scope.client
-    for r in range(ROUNDS):
+    for r in rounds(scope):
         src = scope.child(f"mv{r}")
         c.declare_table({"id": src, "properties": {"origin": "mover"}})
         location = c.describe_table({"id": src}).location

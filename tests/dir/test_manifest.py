@@ -115,7 +115,7 @@ def test_duplicates_present_compact_the_whole_table_in_order(tmp_path, monkeypat
 def test_compaction_cost_does_not_grow_with_the_table(tmp_path, monkeypatch):
     """Sealed fragments are never rewritten: with 3 sealed fragments and 32 new rows,
     a compaction reads and writes the 32 rows (counted), not the table."""
-    monkeypatch.setattr("lance_ns.impls.dir.manifest.SEALED_ROWS", 100)
+    monkeypatch.setattr("lance_ns.impls.dir.compaction.SEALED_ROWS", 100)
     m = Manifest(str(tmp_path), {}, compact_every=0)
     m.insert_many([Entry(f"big{i:04d}", TABLE, f"big{i}.lance") for i in range(300)])
     m.compact()  # one fragment of 300 rows: sealed already, nothing to do
@@ -226,3 +226,36 @@ def test_a_fragment_pylance_rewrote_under_its_id_is_loaded_again(tmp_path):
     Rust(root=str(tmp_path)).create_namespace(CreateNamespaceRequest(id=["b"]))
     assert ours.list_namespaces({}).namespaces == ["a", "b"]
     ours.declare_table({"id": ["b", "t"]})
+
+
+def test_a_delete_reads_only_the_fragment_holding_the_row(tmp_path, monkeypatch):
+    """Where each row lives is kept through inserts, another process's appends and
+    compactions (whose Overwrite renumbers every fragment), so a delete reads one
+    fragment, never the table; a record gone wrong is caught and the table scanned."""
+    monkeypatch.setattr("lance_ns.impls.dir.compaction.SEALED_ROWS", 100)
+    m = Manifest(str(tmp_path), {}, compact_every=0)
+    m.insert_many([Entry(f"big{i:04d}", TABLE, f"big{i}.lance") for i in range(300)])
+    for i in range(5):
+        m.insert(Entry(f"new{i}", TABLE, f"new{i}.lance"))
+    other = Manifest(str(tmp_path), {}, compact_every=0)
+    other.insert(Entry("theirs", TABLE, "theirs.lance"))
+    read, scans = [], []
+    plain_fragment, plain_table = lance.fragment.LanceFragment.delete, lance.LanceDataset.delete
+    monkeypatch.setattr(lance.fragment.LanceFragment, "delete",
+                        lambda f, p: read.append(f.metadata.physical_rows) or plain_fragment(f, p))
+    monkeypatch.setattr(lance.LanceDataset, "delete", lambda ds, p: scans.append(p) or plain_table(ds, p))
+
+    assert m.delete(["big0007", "new3"]) == 2 and read == [300, 1]  # two fragments, one each
+    assert m.delete(["theirs"]) == 1 and read[-1] == 1, "a row another process appended"
+    m.compact()  # the dirty fragment and the small ones are rewritten as 100 + 100 + 100 + 3 rows
+    read.clear()
+    assert m.delete(["new4", "big0299"]) == 2 and sorted(read) == [3, 100]
+    assert m.delete(["big0007", "nothing"]) == 0 and len(read) == 2, "nothing left to read"
+    assert scans == []
+    fresh = Manifest(str(tmp_path), {})
+    assert fresh.get("new4") is None and fresh.get("new2").location == "new2.lance"
+    assert len(fresh.children("", TABLE)) == 300 + 5 + 1 - 5
+
+    m._where["big0001"] = m._where["new0"]  # a wrong record: the row is not there
+    assert m.delete(["big0001"]) == 1 and scans == ["object_id IN ('big0001')"]
+    assert Manifest(str(tmp_path), {}).get("big0001") is None

@@ -62,6 +62,8 @@ class Ctx:
     #: test name -> reason: races a third-party server settles only sometimes
     #: (test_concurrency.py); skipped, since a strict xfail would be flaky
     race_limits: dict[str, str] = field(default_factory=dict)
+    #: rounds of each race (test_concurrency.py; None: ``LANCE_NS_RACE_ROUNDS``, default 2)
+    race_rounds: int | None = None
     #: a server or client that is not lance-ns (optional operations may be missing there)
     third_party: bool = False
 

@@ -21,7 +21,7 @@ Where this one differs is how it keeps the table:
   table order is the winner, a later one removes its own fragment and
   reports the object as existing.  No file locks, no lost entries;
 * every ``compact_every`` versions the entries are rewritten as one fragment
-  (see :meth:`Manifest.compact` for why not Lance's compaction) and all but
+  (see :mod:`.compaction` for how, and why not Lance's compaction) and all but
   the newest ``retain_versions`` versions removed, so storage stays
   proportional to the entries, not to the number of commits, and finding
   the latest version (a listing of ``_versions/``) stays cheap.
@@ -29,22 +29,27 @@ Where this one differs is how it keeps the table:
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import itertools
 import json
 import logging
 import threading
 import time
+import weakref
 from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from sortedcontainers import SortedList
 
 from ... import storage
 from ...base import refuse_blocking
 from ...errors import ConcurrentModificationError
 from ...paging import SortedNames
+from . import compaction
 from .layout import ID_DELIMITER, MANIFEST_DIR
 
 log = logging.getLogger(__name__)
@@ -67,9 +72,9 @@ SCHEMA = pa.schema(
 )
 _READ_COLUMNS = ["object_id", "object_type", "location", "metadata"]
 _MAX_ATTEMPTS = 20
-#: a fragment of this many rows is not merged again: a compaction rewrites about this
-#: many rows, and this many per fragment with deleted rows, whatever the number of tables
-SEALED_ROWS = 8_192
+#: from this many rows a new process answers its first read of one entry by a scan for
+#: that row while the manifest loads on a thread (below it, loading it all is as quick)
+COLD_LOOKUP_ROWS = 50_000
 
 
 @dataclass(frozen=True, slots=True)  # slots: a million of them in memory
@@ -110,6 +115,27 @@ def _parse_metadata(raw: str | None) -> dict | None:
     return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else None
 
 
+_UNANSWERED = object()
+
+#: manifests loading on a thread (:meth:`Manifest._cold_get`): at interpreter exit they
+#: stop and are waited for, since a thread still inside Lance then aborts the process
+_BACKGROUND_LOADS: "weakref.WeakSet[Manifest]" = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_background_loads() -> None:
+    loading = list(_BACKGROUND_LOADS)
+    for manifest in loading:
+        manifest._abandon.set()
+    for manifest in loading:
+        if manifest._loader is not None:
+            manifest._loader.join(60)
+
+
+def _in_list(oids: list[str]) -> str:
+    return "object_id IN (" + ", ".join(map(_literal, oids)) + ")"
+
+
 def _root_dir(entry: Entry) -> str | None:
     loc = entry.location
     if not loc or "://" in loc or loc.startswith("/"):
@@ -117,12 +143,29 @@ def _root_dir(entry: Entry) -> str | None:
     return loc.split("/", 1)[0]
 
 
-def _rows(table: pa.Table) -> Iterator[Entry]:
-    """The rows of ``table`` (``_READ_COLUMNS``) as entries, in table order, a batch's
-    columns at a time (so a load's peak memory stays near the entries it builds)."""
+def _rows(table: pa.Table, fragment_keys: dict[int, str]) -> Iterator[tuple[Entry, str | None]]:
+    """The rows of ``table`` (``_READ_COLUMNS`` and ``_rowaddr``) as entries, in table
+    order, each with the key of the fragment it lives in (``fragment_keys``: fragment
+    id -> key), a batch's columns at a time (so a load's peak memory stays near the
+    entries it builds)."""
     for batch in table.to_batches():
-        for oid, kind, location, meta in zip(*(batch.column(c).to_pylist() for c in _READ_COLUMNS)):
-            yield Entry(oid, kind, location, _parse_metadata(meta))
+        ids = pc.shift_right(batch.column("_rowaddr"), 32)  # a row address: fragment id << 32 | offset
+        bounds = pc.min_max(ids)
+        low, high = bounds["min"].as_py(), bounds["max"].as_py()
+        keys = (itertools.repeat(fragment_keys.get(low)) if low == high
+                else map(fragment_keys.get, ids.to_pylist()))
+        for oid, kind, location, meta, key in zip(*(batch.column(c).to_pylist() for c in _READ_COLUMNS), keys):
+            yield Entry(oid, kind, location, _parse_metadata(meta)), key
+
+
+def _fragment_key(metadata) -> str:
+    """What names a fragment across versions: its first data file (a compaction's Overwrite
+    renumbers every fragment it keeps, but keeps their files)."""
+    return metadata.files[0].path
+
+
+def _fragment_keys(fragments) -> dict[int, str]:
+    return {f.fragment_id: _fragment_key(f.metadata) for f in fragments}
 
 
 def _identity(fragment) -> tuple:
@@ -134,36 +177,29 @@ def _identity(fragment) -> tuple:
             None if d is None else (d.id, d.read_version, d.num_deleted_rows))
 
 
-def _plan(fragments: list, everything: bool = False) -> list[bool] | None:
-    """Which fragments a compaction keeps as they are (True) and which it rewrites,
-    or None when nothing is worth a commit.
+def _fragment_deletion(ds, groups: dict[str, list[str]]) -> tuple[int, object]:
+    """A Delete operation removing the rows of each group of object_ids from the fragment
+    of its key (written, not committed), and the rows it removes; (0, None) when a
+    fragment is not there."""
+    from lance.dataset import LanceOperation
 
-    Rewritten: the trailing run (from the newest fragment back, an older one joins
-    while it holds no more rows than those gathered after it and is not sealed: a
-    binary counter), every fragment with a deletion file (an Overwrite takes none), or,
-    with ``everything``, all of them."""
-    if everything:
-        return [False] * len(fragments)
-    keep = [f.metadata.deletion_file is None for f in fragments]
-    gathered = run = 0
-    for i in range(len(fragments) - 1, -1, -1):
-        rows = fragments[i].metadata.num_rows
-        if rows >= SEALED_ROWS or (run and rows > gathered):
-            break
-        keep[i] = False
-        gathered += rows
-        run += 1
-    if run == 1 and fragments[-1].metadata.deletion_file is None:
-        keep[-1] = True  # one small fragment on its own: merging it changes nothing
-    return None if all(keep) else keep
-
-
-def _first_rows(rows: pa.Table) -> pa.Table:
-    """The rows whose object_id was not seen before, in table order ("the first row wins")."""
-    first: dict[str, int] = {}
-    for i, oid in enumerate(rows.column("object_id").to_pylist()):
-        first.setdefault(oid, i)
-    return rows.take(sorted(first.values())) if len(first) < rows.num_rows else rows
+    by_key = {_fragment_key(f.metadata): f for f in ds.get_fragments()}
+    updated, emptied, removed = [], [], 0
+    for key, group in groups.items():
+        fragment = by_key.get(key)
+        if fragment is None:
+            return 0, None
+        before = fragment.metadata.num_rows
+        after = fragment.delete(_in_list(group))
+        if after is None:  # no row left: the fragment goes
+            emptied.append(fragment.fragment_id)
+            removed += before
+        else:
+            updated.append(after)
+            removed += before - after.num_rows
+    oids = [oid for group in groups.values() for oid in group]
+    return removed, LanceOperation.Delete(updated_fragments=updated, deleted_fragment_ids=emptied,
+                                          predicate=_in_list(oids))
 
 
 def _lost_commit_race(exc: Exception) -> bool:
@@ -195,6 +231,9 @@ class Manifest:
         self._ds = None
         self._version = 0  # 0: no manifest table yet
         self._entries: dict[str, Entry] = {}
+        #: object_id -> the key (:func:`_fragment_key`) of the fragment holding its row, so that
+        #: a delete rewrites one fragment's deletions, not a scan of the whole table
+        self._where: dict[str, str] = {}
         self._versions_here: list[Entry] = []
         #: whether the loaded version holds rows sharing an object_id (a racing loser's row
         #: not yet backed out): compaction must then keep the table's order
@@ -209,6 +248,12 @@ class Manifest:
         #: on object storage the version check is a LIST request: never made on the server's event loop
         self.remote = remote
         self._checked_once = threading.local()  # one_check(): this thread's reads check no more
+        #: a new process answers its first describe by a scan for the one row (:meth:`_cold_get`)
+        #: when the manifest holds COLD_LOOKUP_ROWS rows or more
+        self.cold_lookups = True
+        self._cold_loading = False
+        self._loader: threading.Thread | None = None
+        self._abandon = threading.Event()  # set at interpreter exit: the background load stops
 
     # -- reading -------------------------------------------------------------
     @property
@@ -297,20 +342,26 @@ class Manifest:
                 return None
             raise
 
-    def _load(self, ds) -> None:
+    def _load(self, ds, abandon: threading.Event | None = None) -> None:
+        """Read all of ``ds`` into memory (``abandon`` set: stop, changing nothing)."""
         for attempt in range(3):
             try:
-                table = ds.to_table(columns=_READ_COLUMNS)
+                keys = _fragment_keys(ds.get_fragments())
+                table = ds.to_table(columns=_READ_COLUMNS, with_row_address=True)
                 break
             except Exception as e:  # a concurrent cleanup removed an old version's files
                 if attempt == 2 or not _is_missing(e):
                     raise
                 ds = self._open()
         entries: dict[str, Entry] = {}
-        for entry in _rows(table):
+        where: dict[str, str] = {}
+        for i, (entry, key) in enumerate(_rows(table, keys)):
             if entry.object_id not in entries:  # the first row of an object_id wins (see module doc)
                 entries[entry.object_id] = entry
-        self._ds, self._version, self._entries = ds, ds.version, entries
+                where[entry.object_id] = key
+            if abandon is not None and not i % 65_536 and abandon.is_set():
+                return
+        self._ds, self._version, self._entries, self._where = ds, ds.version, entries, where
         self._duplicates = len(entries) < table.num_rows
         self._children = self._dirs = None
         self._versions_here = ([e for e in entries.values() if e.kind == TABLE_VERSION]
@@ -331,15 +382,16 @@ class Manifest:
         appended = fragments[len(loaded):]
         if appended:
             try:
-                table = ds.scanner(columns=_READ_COLUMNS, fragments=appended, scan_in_order=True).to_table()
+                table = ds.scanner(columns=_READ_COLUMNS, fragments=appended, scan_in_order=True,
+                                   with_row_address=True).to_table()
             except Exception as e:  # noqa: BLE001 - a concurrent cleanup: load it all instead
                 log.debug("reading appended manifest fragments failed (%s): loading it all", e)
                 return False
-            for entry in _rows(table):
+            for entry, key in _rows(table, _fragment_keys(appended)):
                 if entry.object_id in self._entries:  # a racing loser's row, not yet backed out: the first wins
                     self._duplicates = True
                     continue
-                self._put(entry)
+                self._put(entry, key)
                 if entry.kind == TABLE_VERSION and self.move_versions_to is not None:
                     self._versions_here.append(entry)
         self._ds, self._version = ds, ds.version
@@ -358,8 +410,52 @@ class Manifest:
             self._lock.release()
 
     def get(self, oid: str) -> Entry | None:
+        if self._ds is None and self.cold_lookups:
+            found = self._cold_get(oid)
+            if found is not _UNANSWERED:
+                return found
         self.current()
         return self._entries.get(oid)
+
+    def _cold_get(self, oid: str):
+        """A new process's first read of one entry.  On a large manifest it is answered by a
+        scan for its row alone while the whole manifest loads on a thread of its own (a
+        million rows take seconds; a Spark executor or a server worker that starts to
+        describe a table need not wait for them); a small one is loaded at once.
+        ``_UNANSWERED`` when another thread is loading it."""
+        refuse_blocking("reading __manifest for the first time")
+        with self._lock:
+            if self._ds is not None or self._cold_loading:
+                return _UNANSWERED
+            ds = self._open()
+            if ds is None:
+                return None
+            if sum(f.metadata.num_rows for f in ds.get_fragments()) < COLD_LOOKUP_ROWS:
+                self._load(ds)  # loading it all costs about what the scan would: no thread
+                self._checked_at = time.monotonic()
+                return self._entries.get(oid)
+            rows = ds.scanner(columns=_READ_COLUMNS, filter=f"object_id = {_literal(oid)}", scan_in_order=True,
+                              with_row_address=True, limit=1).to_table()
+            self._cold_loading = True
+            _BACKGROUND_LOADS.add(self)
+            self._loader = threading.Thread(target=self._load_in_background, name="lance-ns-manifest-load",
+                                            daemon=True)
+            self._loader.start()
+        return next((entry for entry, _ in _rows(rows, {})), None)
+
+    def _load_in_background(self) -> None:
+        try:
+            with self._lock:
+                ds = self._open() if self._ds is None and not self._abandon.is_set() else None
+                if ds is not None:
+                    self._load(ds, self._abandon)
+                    self._checked_at = time.monotonic()
+        except Exception as e:  # noqa: BLE001 - the next read loads it itself and reports what fails
+            log.info("loading %s in the background failed: %s", self.uri, e)
+            self.cold_lookups = False
+        finally:
+            self._cold_loading = False
+            _BACKGROUND_LOADS.discard(self)
 
     def children(self, parent: str, kind: str) -> "Children":
         """The direct children of ``parent`` ('' is the root) of ``kind``: sorted names,
@@ -455,8 +551,10 @@ class Manifest:
                     continue
                 if ds.version == base + 1:  # nothing committed in between: ours are the only rows
                     self._ds, self._version = ds, ds.version
+                    newest = ds.get_fragments()[-1].metadata
+                    key = _fragment_key(newest) if newest.physical_rows == len(entries) else None
                     for entry in entries:
-                        self._put(entry)
+                        self._put(entry, key)
                 else:
                     self._settle(ds, entries)
                 self._maybe_compact()
@@ -467,7 +565,7 @@ class Manifest:
         """Other commits landed between our check and our commit: the first row wins."""
         mine = max(f.fragment_id for f in ds.get_fragments())  # the newest fragment at our version
         oids = [e.object_id for e in entries]
-        rows = ds.scanner(columns=["object_id"], filter="object_id IN (" + ", ".join(map(_literal, oids)) + ")",
+        rows = ds.scanner(columns=["object_id"], filter=_in_list(oids),
                           with_row_address=True, scan_in_order=True).to_table()
         first: dict[str, int] = {}
         for oid, addr in zip(rows.column("object_id").to_pylist(), rows.column("_rowaddr").to_pylist()):
@@ -492,34 +590,60 @@ class Manifest:
     def delete(self, oids: list[str]) -> int:
         """Remove the entries of ``oids``; the number of rows this call removed.
 
-        Lance re-runs a delete that lost a commit race against the new
-        version, so of two racing deletes of one entry exactly one counts it:
-        the caller that gets 0 lost (the entry was already gone).
+        Only the fragments holding those rows get new deletions (:meth:`_deletion`), so
+        the cost of a delete does not grow with the table.  A delete commits against the
+        version it checked; one that lost the race to another delete of the same fragment
+        or to a compaction checks again, so of two racing deletes of one entry exactly one
+        counts it: the caller that gets 0 lost (the entry was already gone).
         """
+        from lance.dataset import LanceDataset
+
         if not oids:
             return 0
         with self._lock:
             for attempt in range(_MAX_ATTEMPTS):
                 self.refresh()
-                if self._ds is None:
+                present = [o for o in dict.fromkeys(oids) if o in self._entries]
+                if not present:  # the loaded version is the latest: there is nothing to remove
                     return 0
                 base = self._version
-                pred = "object_id IN (" + ", ".join(_literal(o) for o in oids) + ")"
                 ds = self._private()
                 try:
-                    removed = int(ds.delete(pred)["num_deleted_rows"])
-                except OSError as e:  # a compaction's Overwrite landed first: delete from it
+                    removed, op = self._deletion(ds, present)
+                    if op is not None:
+                        ds = LanceDataset.commit(self.uri, op, read_version=base, storage_options=self.storage_options)
+                    else:  # where the rows live is not known: Lance scans the table for them
+                        removed = int(ds.delete(_in_list(present))["num_deleted_rows"])
+                except OSError as e:  # another delete of those fragments or a compaction landed first
                     if not _lost_commit_race(e) or attempt == _MAX_ATTEMPTS - 1:
                         raise
                     continue
                 if ds.version == base + 1:
                     self._ds, self._version = ds, ds.version
-                    for oid in oids:
+                    for oid in present:
                         self._drop(oid)
                 else:
                     self._load(self._open())
                 self._maybe_compact()
                 return removed
+        return 0
+
+    def _deletion(self, ds, oids: list[str]) -> tuple[int, object]:
+        """The Delete operation removing the rows of ``oids`` (all present) from the
+        fragments holding them (:func:`_fragment_deletion`), and the rows it removes; (0,
+        None) when where they live is not known: rows sharing an object_id, or a row of a
+        fragment not tracked (then Lance scans)."""
+        groups: dict[str, list[str]] = {}
+        for oid in oids:
+            key = None if self._duplicates else self._where.get(oid)
+            if key is None:
+                return 0, None
+            groups.setdefault(key, []).append(oid)
+        removed, op = _fragment_deletion(ds, groups)
+        if op is not None and removed != len(oids):  # our record of where rows live is wrong
+            log.warning("manifest rows of %s were not where %s recorded them: scanning instead", oids[:3], self.uri)
+            return 0, None
+        return removed, op
 
     def _private(self):
         """A dataset object of our own at the loaded version, for a call that mutates it.
@@ -536,8 +660,9 @@ class Manifest:
                 raise
             return self._open()
 
-    def _put(self, entry: Entry) -> None:
+    def _put(self, entry: Entry, fragment_key: str | None) -> None:
         self._entries[entry.object_id] = entry
+        self._where[entry.object_id] = fragment_key
         if self._dirs is not None and _root_dir(entry):
             self._dirs[_root_dir(entry)] += 1
         if self._children is not None:
@@ -547,6 +672,7 @@ class Manifest:
 
     def _drop(self, oid: str) -> None:
         entry = self._entries.pop(oid, None)
+        self._where.pop(oid, None)
         if entry is not None and entry.kind == TABLE_VERSION and self._versions_here:
             self._versions_here = [e for e in self._versions_here if e.object_id != oid]
         if entry is not None and self._dirs is not None and _root_dir(entry):
@@ -562,87 +688,50 @@ class Manifest:
             self.compact()
 
     def compact(self) -> None:
-        """Merge the small fragments and rewrite those with deleted rows, reusing every
-        other fragment as it is, then remove all but the newest versions: the cost of a
-        compaction does not grow with the number of entries.
-
-        The trailing small fragments are merged like a binary counter (:func:`_plan`:
-        fragment sizes double towards the oldest, so a row is rewritten about log n
-        times, and never again once its fragment holds ``SEALED_ROWS``).  The new list
-        keeps the table's order and is committed as an Overwrite against the version it
-        was planned on, without retries: Lance refuses it if anything committed in
-        between, and a compaction that raced a commit waits for the next interval.  (Not
-        Lance's own compaction: its Rewrite is accepted next to a concurrent append and
-        puts the merged rows after it, so a losing duplicate appended meanwhile would
-        come first, and "the first row wins" would hand the name to the loser.)  Lance
-        takes a fragment into an Overwrite only without a deletion file, hence dirty
-        fragments are rewritten; with duplicates present everything is (in order, the
-        later rows dropped).
-        """
-        import lance
-        from lance.dataset import LanceDataset, LanceOperation
-
+        """Merge the small fragments and rewrite those with deleted rows (:mod:`.compaction`),
+        then remove all but the newest ``retain_versions`` versions."""
         with self._lock:
             if self._ds is None:
                 return
-            written: list = []
             try:
                 self.refresh()  # plan on the latest version (a stale plan's commit is refused anyway)
                 ds = self._private()
-                fragments = ds.get_fragments()
-                keep = _plan(fragments, everything=self._duplicates)
-                if keep is None:
-                    return
-                listed, pending = [], []
-
-                def rewrite_pending():
-                    if not pending:
-                        return
-                    rows = ds.scanner(fragments=pending, scan_in_order=True).to_table()
-                    rows = _first_rows(rows) if self._duplicates else rows
-                    if rows.num_rows:
-                        new = lance.fragment.write_fragments(
-                            rows, self.uri, schema=ds.schema, data_storage_version=ds.data_storage_version,
-                            max_rows_per_file=SEALED_ROWS, storage_options=self.storage_options)
-                        written.extend(new)
-                        listed.extend(new)
-                    pending.clear()
-
-                for fragment, kept in zip(fragments, keep):
-                    if kept:
-                        rewrite_pending()
-                        listed.append(fragment.metadata)
-                    else:
-                        pending.append(fragment)
-                rewrite_pending()
-                new_ds = LanceDataset.commit(self.uri, LanceOperation.Overwrite(ds.schema, listed),
-                                             read_version=ds.version, max_retries=0,
-                                             storage_options=self.storage_options)
+                done = compaction.rewrite(ds, self.uri, self.storage_options, self._duplicates)
             except Exception as e:  # upkeep must never fail the write that triggered it
-                storage.remove_data_files(self.uri, self.storage_options, written)
                 log.info("manifest compaction of %s skipped: %s", self.uri, e)
                 return
+            if done is None:
+                return
+            new_ds, moved = done
             if self._duplicates or ds.version != self._version:
                 self._load(new_ds)
-            else:  # the same entries, fewer files
+            else:  # the same entries, fewer files: the rewritten rows live in new fragments
                 self._ds, self._version = new_ds, new_ds.version
-            self._cleanup(new_ds)
+                for oids, fragments in moved:
+                    rows = iter(oids.to_pylist())
+                    for metadata in fragments:  # written in order, physical_rows each
+                        key = _fragment_key(metadata)
+                        for oid in itertools.islice(rows, metadata.physical_rows):
+                            self._where[oid] = key
+            _cleanup(new_ds, self.retain_versions)
 
-    def _cleanup(self, ds) -> None:
-        try:
-            # Few versions keep "which version is latest" cheap (it lists _versions/).
-            # Readers lagging further behind than this reopen and retry (see _load).
-            ds.cleanup_old_versions(retain_versions=self.retain_versions, error_if_tagged_old_versions=False)
-        except Exception as e:  # noqa: BLE001 - old versions are only space
-            log.warning("manifest cleanup of %s failed: %s", self.uri, e)
 
-    def size_bytes(self) -> int:
-        """Bytes the manifest table occupies (for the benchmark and tests)."""
-        import pyarrow.fs as pafs
+def _cleanup(ds, retain_versions: int) -> None:
+    try:
+        # Few versions keep "which version is latest" cheap (it lists _versions/).
+        # Readers lagging further behind than this reopen and retry (see Manifest._load).
+        ds.cleanup_old_versions(retain_versions=retain_versions, error_if_tagged_old_versions=False)
+    except Exception as e:  # noqa: BLE001 - old versions are only space
+        log.warning("manifest cleanup of %s failed: %s", ds.uri, e)
 
-        fs, path = storage.filesystem(self.uri, self.storage_options)
-        infos = fs.get_file_info(pafs.FileSelector(path, recursive=True, allow_not_found=True))
-        return sum(i.size or 0 for i in infos if i.type == pafs.FileType.File)
+
+def table_bytes(uri: str, storage_options: dict | None) -> int:
+    """Bytes a manifest table occupies (for the benchmarks and tests)."""
+    import pyarrow.fs as pafs
+
+    fs, path = storage.filesystem(uri, storage_options)
+    infos = fs.get_file_info(pafs.FileSelector(path, recursive=True, allow_not_found=True))
+    return sum(i.size or 0 for i in infos if i.type == pafs.FileType.File)
 
 
 class Children(SortedNames):
