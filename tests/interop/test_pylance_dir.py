@@ -107,6 +107,12 @@ def test_both_write_one_directory(tmp_path):
         rust.declare_table(DeclareTableRequest(id=["b", "from_ours"]))
     with pytest.raises(lance_ns.errors.TableAlreadyExistsError):
         ours.declare_table(DeclareTableRequest(id=["a", "from_rust"]))
+    # each removes the other's row (ours deletes from the one fragment holding it)
+    ours.deregister_table(DeregisterTableRequest(id=["a", "from_rust"]))
+    rust.deregister_table(DeregisterTableRequest(id=["b", "from_ours"]))
+    for ns in (ours, rust):
+        assert ns.list_tables(ListTablesRequest(id=["a"])).tables == []
+        assert ns.list_tables(ListTablesRequest(id=["b"])).tables == []
 
 
 def test_deregistered_root_tables_are_hidden_both_ways(tmp_path):
