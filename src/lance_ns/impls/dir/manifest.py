@@ -257,8 +257,7 @@ class Manifest:
         #: a new process answers its first describe by a scan for the one row (:meth:`_cold_get`)
         #: when the manifest holds COLD_LOOKUP_ROWS rows or more
         self.cold_lookups = True
-        self._cold_loading = False
-        self._loader: threading.Thread | None = None
+        self._loader: threading.Thread | None = None  # the background load, once started
         self._abandon = threading.Event()  # set at interpreter exit: the background load stops
 
     # -- reading -------------------------------------------------------------
@@ -431,7 +430,7 @@ class Manifest:
         ``_UNANSWERED`` when another thread is loading it."""
         refuse_blocking("reading __manifest for the first time")
         with self._lock:
-            if self._ds is not None or self._cold_loading:
+            if self._ds is not None or (self._loader is not None and self._loader.is_alive()):
                 return _UNANSWERED
             ds = self._open()
             if ds is None:
@@ -442,7 +441,6 @@ class Manifest:
                 return self._entries.get(oid)
             rows = ds.scanner(columns=_READ_COLUMNS, filter=f"object_id = {_literal(oid)}", scan_in_order=True,
                               with_row_address=True, limit=1).to_table()
-            self._cold_loading = True
             _BACKGROUND_LOADS.add(self)
             self._loader = threading.Thread(target=self._load_in_background, name="lance-ns-manifest-load",
                                             daemon=True)
@@ -460,7 +458,6 @@ class Manifest:
             log.info("loading %s in the background failed: %s", self.uri, e)
             self.cold_lookups = False
         finally:
-            self._cold_loading = False
             _BACKGROUND_LOADS.discard(self)
 
     def children(self, parent: str, kind: str) -> "Children":
@@ -632,7 +629,6 @@ class Manifest:
                     self._load(self._open())
                 self._maybe_compact()
                 return removed
-        return 0
 
     def _deletion(self, ds, oids: list[str]) -> tuple[int, object]:
         """The Delete operation removing the rows of ``oids`` (all present) from the
