@@ -32,6 +32,11 @@ def server_group(nodeid: str) -> str | None:
                       key=len, default=None)
         if backend:
             return _BACKEND_GROUPS[backend]
+        if path.startswith("tests/conformance/test_scenario.py"):
+            # the scenario runs once per worker that judges one of its checks: keep a
+            # backend's checks on one worker, so it runs once (param: "<backend>-<check>")
+            check = param.rstrip("]")
+            return "scenario:" + check[:check.rfind("-", 0, check.find("."))]
     return next((g for prefix, g in _SERVER_GROUPS.items() if path.startswith(prefix)), None)
 
 
