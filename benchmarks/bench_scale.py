@@ -8,7 +8,10 @@ The root is grown by bulk declaration (BatchCommitTables of DeclareTable operati
 ``--batch`` tables each: one manifest commit per batch); at every size it measures,
 on the grown namespace:
 
-* bulk declare: tables/s of the batches that grew it to this size (goal >= 10,000/s);
+* bulk declare: tables/s of the batches that grew it to this size (goal >= 10,000/s),
+  beside the limit of the disk under the root: the spec has DeclareTable write a
+  ``.lance-reserved`` file in each table's directory, and a mkdir and a file create per
+  table, from one thread and with nothing else, is measured just before each growth;
 * declare, deregister (of a table declared just before, and "old": of tables declared
   long ago, spread over the namespace), describe, exists and one page of 100 (the
   first and one from the middle): median and p99 per call (goal: within 1.5x of the 1k value, p99 included);
@@ -16,7 +19,12 @@ on the grown namespace:
   answering its first DescribeTable, and the resident memory it holds once its
   manifest is loaded (goal:
   within 1.5x of 1k, under 1 GB);
-* the manifest's bytes.
+* the manifest's bytes;
+* the server in front: ``lance-ns serve`` started over the grown root, DescribeTable,
+  TableExists and a ListTables page of 100 (from the middle) answered per second to
+  ``--serve-clients`` client threads of a separate load process (pooled HTTP clients),
+  for ``--serve-seconds`` each, after the server has loaded the manifest (goal: the 1k
+  throughput is at most 1.2x the throughput at this size).
 
 pylance's own DirectoryNamespace is measured beside it on the same machine for as far
 as it gets within ``--pylance-seconds`` (declaring one by one: it has no bulk path),
@@ -37,6 +45,8 @@ import time
 
 GOAL = 1.5
 BULK_GOAL = 10_000
+SERVE_GOAL = 1.2
+SERVE_OPS = ("describe", "exists", "page")
 
 
 def _p(times: list[float], q: float) -> float:
@@ -100,6 +110,64 @@ def measure(ns, root: str, size: int, rounds: int) -> dict:
     }
 
 
+def serve_throughput(root: str, size: int, clients: int, seconds: float) -> dict[str, float]:
+    """Requests/s of each of SERVE_OPS against ``lance-ns serve`` over ``root``."""
+    from bench_rest import start_ours, stop
+
+    proc, url = start_ours(root, threads=8)
+    try:
+        out = subprocess.run([sys.executable, os.path.abspath(__file__), "--_serve-load", url, str(size),
+                              str(clients), str(seconds)], check=True, capture_output=True, text=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+    finally:
+        stop(proc)
+
+
+def serve_load(url: str, size: int, clients: int, seconds: float) -> dict[str, float]:
+    """(in its own process) each operation from ``clients`` threads in a closed loop."""
+    from bench_rest import closed_loop
+
+    import lance_ns
+
+    names = [f"x{i}" for i in range(0, size, max(size // 97, 1))]
+    conns = [lance_ns.connect("rest", {"uri": url, "max_retries": 0, "pool.max_connections": 2})
+             for _ in range(clients)]
+    # the middle page's token: its answer also waits for the server's manifest to load
+    middle = conns[0].list_tables({"id": ["t"], "limit": 100, "page_token": f"x{size // 2}"}).page_token or ""
+    calls = {
+        "describe": lambda c, i: c.describe_table({"id": ["t", names[i % len(names)]]}),
+        "exists": lambda c, i: c.table_exists({"id": ["t", names[i % len(names)]]}),
+        "page": lambda c, i: c.list_tables({"id": ["t"], "limit": 100, "page_token": middle}),
+    }
+    out = {}
+    for op in SERVE_OPS:
+        counters = [iter(range(k, 10**9, clients)) for k in range(clients)]
+        for k, c in enumerate(conns):  # warm each connection
+            calls[op](c, k)
+        cell = closed_loop([lambda c=c, n=n: calls[op](c, next(n)) for c, n in zip(conns, counters)], seconds)
+        if cell["errors"]:
+            raise RuntimeError(f"{op}: {cell['errors']} failed requests")
+        out[op] = len(cell["lat"]) / cell["elapsed"]
+    return out
+
+
+def marker_limit(parent: str, n: int = 10_000) -> float:
+    """Directories with a ``.lance-reserved`` file created per second (one thread, no
+    catalog): the most a bulk declaration of a directory namespace on this disk can do."""
+    scratch = tempfile.mkdtemp(prefix="scale-markers-", dir=parent)
+    try:
+        t = time.perf_counter()
+        for i in range(n):
+            directory = os.path.join(scratch, f"t{i}")
+            os.mkdir(directory)
+            fd = os.open(os.path.join(directory, ".lance-reserved"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            os.write(fd, b"reserved")
+            os.close(fd)
+        return n / (time.perf_counter() - t)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def grow(ns, start: int, size: int, batch: int) -> float:
     """Declare tables x<start>..x<size-1> in bulk; tables/s."""
     t = time.perf_counter()
@@ -146,7 +214,15 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=10_000, help="tables per bulk BatchCommitTables")
     ap.add_argument("--rounds", type=int, default=50, help="calls per figure and size")
     ap.add_argument("--pylance-seconds", type=float, default=60.0, help="time given to pylance's namespace")
+    ap.add_argument("--serve-clients", type=int, default=8, help="client threads against lance-ns serve")
+    ap.add_argument("--serve-seconds", type=float, default=3.0, help="seconds per server operation and size")
+    ap.add_argument("--no-serve", action="store_true", help="skip the server figures")
+    ap.add_argument("--_serve-load", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args._serve_load:
+        url, size, clients, seconds = args._serve_load
+        print(json.dumps(serve_load(url, int(size), int(clients), float(seconds))))
+        return
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else (
         [1_000, 10_000, 100_000] + ([] if args.quick else [1_000_000]))
 
@@ -158,9 +234,12 @@ def main() -> None:
         ns.create_namespace({"id": ["t"]})
         results, have = {}, 0
         for size in sizes:
+            limit = marker_limit(os.path.dirname(root))  # just before: the disk's pace drifts
             bulk = grow(ns, have, size, args.batch)
             have = size
-            results[size] = {"bulk": bulk, **measure(ns, root, size, args.rounds)}
+            results[size] = {"bulk": bulk, "limit": limit, **measure(ns, root, size, args.rounds)}
+            if not args.no_serve:
+                results[size]["serve"] = serve_throughput(root, size, args.serve_clients, args.serve_seconds)
             print(f"  {size:>9,} tables: bulk {bulk:,.0f}/s, describe {results[size]['describe'][0] * 1e6:.0f} us, "
                   f"cold start {results[size]['cold'][0]:.2f} s, {results[size]['rss_mb']:.0f} MB", flush=True)
     finally:
@@ -182,6 +261,19 @@ def main() -> None:
             print(row)
     print(f"{'bulk declare /s':<22}" + "".join(f"{results[s]['bulk']:>13,.0f}{'' if results[s]['bulk'] >= BULK_GOAL else '!'}"
                                              for s in sizes) + f"   (goal >= {BULK_GOAL:,}/s)")
+    print(f"{'disk limit /s':<22}" + "".join(f"{results[s]['limit']:>14,.0f}" for s in sizes)
+          + "   (table directories with a marker file created per second, measured just before)")
+    print(f"{'bulk / disk limit':<22}" + "".join(f"{results[s]['bulk'] / results[s]['limit']:>14.2f}" for s in sizes))
+    if not args.no_serve:
+        print(f"lance-ns serve, {args.serve_clients} clients: ratio = requests/s at {sizes[0]:,} / requests/s "
+              f"at this size (goal <= {SERVE_GOAL}x)")
+        for op in SERVE_OPS:
+            row = f"{'serve ' + op:<22}"
+            for s in sizes:
+                r = base["serve"][op] / results[s]["serve"][op]
+                row += f"{r:>10.2f}x{'' if r <= SERVE_GOAL else ' !':<3}"
+            print(row)
+        print("requests/s at the first size: " + ", ".join(f"{op} {base['serve'][op]:,.0f}" for op in SERVE_OPS))
     print(f"{'cold-start memory MB':<22}" + "".join(f"{results[s]['rss_mb']:>14.0f}" for s in sizes) + "   (goal < 1024)")
     print(f"{'manifest MB':<22}" + "".join(f"{results[s]['manifest_mb']:>14.1f}" for s in sizes))
     print("absolute at the first size: " + ", ".join(

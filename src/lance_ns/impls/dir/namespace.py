@@ -89,7 +89,10 @@ from .manifest import NAMESPACE, TABLE, Entry, Exists, Manifest
 
 log = logging.getLogger(__name__)
 
-#: threads writing the marker files of a bulk declaration
+#: threads writing the marker files of a bulk declaration on an object store (each write
+#: waits on a round trip); on local disk one thread is fastest: every marker is a mkdir and
+#: a create in the same parent directory, which more threads only contend for (measured
+#: 10,000 markers: 10.7k/s from one thread, 7.9k/s from eight)
 _MARKER_THREADS = 8
 #: how long a remote root listing is reused for continuation pages
 _REMOTE_LISTING_TTL = 30.0
@@ -546,18 +549,25 @@ class DirectoryNamespace(CatalogNamespace):
         self._invalidate_listing()
 
     def _declared_many(self, planned):
-        """The marker files of a bulk declaration, written by a pool of threads (each is a
-        small write whose latency, not CPU, is the cost)."""
+        """The marker files of a bulk declaration: on an object store by a pool of threads
+        (each is a small write whose latency, not CPU, is the cost), on local disk in turn."""
         if self.manifest is None or len(planned) < 2:
             return super()._declared_many(planned)
-        from concurrent.futures import ThreadPoolExecutor
-
         markers = [storage.join(table.location, RESERVED) for _, table in planned]
-        chunks = [markers[i::_MARKER_THREADS] for i in range(_MARKER_THREADS)]
+        threads = 1 if self.files.local else _MARKER_THREADS
+
+        def write(chunk):
+            for marker in chunk:
+                self.files.write(marker, MARKER_BODY)
+
         try:  # a failure: the caller (TableVersions.declare_many) withdraws every entry
-            with ThreadPoolExecutor(_MARKER_THREADS) as pool:
-                for _ in pool.map(lambda chunk: [self.files.write(m, MARKER_BODY) for m in chunk], chunks):
-                    pass
+            if threads == 1:
+                write(markers)
+            else:
+                from concurrent.futures import ThreadPoolExecutor
+
+                with ThreadPoolExecutor(threads) as pool:
+                    list(pool.map(write, [markers[i::threads] for i in range(threads)]))
         finally:
             self._invalidate_listing()
 
