@@ -87,7 +87,7 @@ def cold_start(root: str, name: str) -> dict:
 
 def measure(ns, root: str, size: int, rounds: int) -> dict:
     from lance_ns.impls.dir import manifest
-    names = [f"x{i}" for i in range(0, size, max(size // rounds, 1))][:rounds]
+    names = table_names(size, rounds)
     fig: dict[str, list[float]] = {}
     fig["describe"] = _calls(lambda i: ns.describe_table({"id": ["t", names[i % len(names)]]}), rounds * 4)
     fig["exists"] = _calls(lambda i: ns.table_exists({"id": ["t", names[i % len(names)]]}), rounds * 4)
@@ -110,26 +110,33 @@ def measure(ns, root: str, size: int, rounds: int) -> dict:
     }
 
 
-def serve_throughput(root: str, size: int, clients: int, seconds: float) -> dict[str, float]:
+def table_names(size: int, rounds: int) -> list[str]:
+    """The tables describe and exists ask for: spread over the namespace, never deregistered."""
+    return [f"x{i}" for i in range(0, size, max(size // rounds, 1))][:rounds]
+
+
+def serve_throughput(root: str, size: int, rounds: int, clients: int, seconds: float) -> dict[str, float]:
     """Requests/s of each of SERVE_OPS against ``lance-ns serve`` over ``root``."""
     from bench_rest import start_ours, stop
 
     proc, url = start_ours(root, threads=8)
     try:
         out = subprocess.run([sys.executable, os.path.abspath(__file__), "--_serve-load", url, str(size),
-                              str(clients), str(seconds)], check=True, capture_output=True, text=True)
+                              str(rounds), str(clients), str(seconds)], capture_output=True, text=True)
+        if out.returncode:
+            raise RuntimeError(f"the load process failed:\n{out.stderr[-3000:]}")
         return json.loads(out.stdout.strip().splitlines()[-1])
     finally:
         stop(proc)
 
 
-def serve_load(url: str, size: int, clients: int, seconds: float) -> dict[str, float]:
+def serve_load(url: str, size: int, rounds: int, clients: int, seconds: float) -> dict[str, float]:
     """(in its own process) each operation from ``clients`` threads in a closed loop."""
     from bench_rest import closed_loop
 
     import lance_ns
 
-    names = [f"x{i}" for i in range(0, size, max(size // 97, 1))]
+    names = table_names(size, rounds)
     conns = [lance_ns.connect("rest", {"uri": url, "max_retries": 0, "pool.max_connections": 2})
              for _ in range(clients)]
     # the middle page's token: its answer also waits for the server's manifest to load
@@ -217,11 +224,11 @@ def main() -> None:
     ap.add_argument("--serve-clients", type=int, default=8, help="client threads against lance-ns serve")
     ap.add_argument("--serve-seconds", type=float, default=3.0, help="seconds per server operation and size")
     ap.add_argument("--no-serve", action="store_true", help="skip the server figures")
-    ap.add_argument("--_serve-load", nargs=4, help=argparse.SUPPRESS)
+    ap.add_argument("--_serve-load", nargs=5, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args._serve_load:
-        url, size, clients, seconds = args._serve_load
-        print(json.dumps(serve_load(url, int(size), int(clients), float(seconds))))
+        url, size, rounds, clients, seconds = args._serve_load
+        print(json.dumps(serve_load(url, int(size), int(rounds), int(clients), float(seconds))))
         return
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else (
         [1_000, 10_000, 100_000] + ([] if args.quick else [1_000_000]))
@@ -239,7 +246,7 @@ def main() -> None:
             have = size
             results[size] = {"bulk": bulk, "limit": limit, **measure(ns, root, size, args.rounds)}
             if not args.no_serve:
-                results[size]["serve"] = serve_throughput(root, size, args.serve_clients, args.serve_seconds)
+                results[size]["serve"] = serve_throughput(root, size, args.rounds, args.serve_clients, args.serve_seconds)
             print(f"  {size:>9,} tables: bulk {bulk:,.0f}/s, describe {results[size]['describe'][0] * 1e6:.0f} us, "
                   f"cold start {results[size]['cold'][0]:.2f} s, {results[size]['rss_mb']:.0f} MB", flush=True)
     finally:
