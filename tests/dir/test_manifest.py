@@ -57,6 +57,23 @@ def test_compaction_bounds_files_and_versions(tmp_path):
     assert len(Rust(root=str(tmp_path)).list_tables(ListTablesRequest(id=["a"])).tables) == 50
 
 
+def test_versions_stay_few_when_there_is_nothing_to_compact(tmp_path, monkeypatch):
+    """A root grown by bulk declarations has only sealed fragments, so compaction rewrites
+    nothing; its old versions are removed all the same (every read lists ``_versions/`` to
+    find the latest: a pile of versions made each describe at 1M tables 2.4x slower)."""
+    monkeypatch.setattr("lance_ns.impls.dir.compaction.SEALED_ROWS", 2)
+    ns = lance_ns.connect(
+        "dir", {"root": str(tmp_path), "manifest_compact_every": "16", "manifest_retain_versions": "4"}
+    )
+    ns.create_namespace({"id": ["a"]})
+    for b in range(40):  # 40 commits of one sealed fragment each
+        ns.batch_commit_tables({"operations": [{"declare_table": {"id": ["a", f"t{b}_{i}"]}} for i in range(3)]})
+    ds = lance.dataset(str(tmp_path / "__manifest"))
+    assert len(ds.get_fragments()) == 41  # nothing was merged: every fragment is sealed
+    assert len(ds.versions()) <= 4 + 4  # a cleanup at least every retain_versions commits
+    assert len(ns.list_tables({"id": ["a"]}).tables) == 120
+
+
 def _fragments(*entries: Entry, root) -> Manifest:
     """A manifest with one fragment per entry (one commit each), no compaction yet."""
     m = Manifest(str(root), {}, compact_every=0)
