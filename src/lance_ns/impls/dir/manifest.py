@@ -21,8 +21,9 @@ Where this one differs is how it keeps the table:
   table order is the winner, a later one removes its own fragment and
   reports the object as existing.  No file locks, no lost entries;
 * every ``compact_every`` versions the entries are rewritten as one fragment
-  (see :mod:`.compaction` for how, and why not Lance's compaction) and all but
-  the newest ``retain_versions`` versions removed, so storage stays
+  (see :mod:`.compaction` for how, and why not Lance's compaction), and every
+  ``retain_versions`` versions all but the newest ``retain_versions`` are
+  removed (whether or not there was anything to compact), so storage stays
   proportional to the entries, not to the number of commits, and finding
   the latest version (a listing of ``_versions/``) stays cheap.
 """
