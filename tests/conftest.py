@@ -32,12 +32,18 @@ def server_group(nodeid: str) -> str | None:
                       key=len, default=None)
         if backend:
             return _BACKEND_GROUPS[backend]
-        if path.startswith("tests/conformance/test_scenario.py"):
-            # the scenario runs once per worker that judges one of its checks: keep a
-            # backend's checks on one worker, so it runs once (param: "<backend>-<check>")
-            check = param.rstrip("]")
-            return "scenario:" + check[:check.rfind("-", 0, check.find("."))]
     return next((g for prefix, g in _SERVER_GROUPS.items() if path.startswith(prefix)), None)
+
+
+def scheduling_group(nodeid: str) -> str | None:
+    """The tests that must share a worker: a server group, and a backend's scenario checks
+    (the scenario runs once on every worker that judges one of its checks: on one worker,
+    once; the parameter is "<backend>-<check>")."""
+    group = server_group(nodeid)
+    if group is None and nodeid.startswith("tests/conformance/test_scenario.py") and "[" in nodeid:
+        check = nodeid.split("[", 1)[1].rstrip("]")
+        group = "scenario:" + check[:check.rfind("-", 0, check.find("."))]
+    return group
 
 
 def pytest_xdist_make_scheduler(config, log):
@@ -48,7 +54,7 @@ def pytest_xdist_make_scheduler(config, log):
 
     class ByServer(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return server_group(nodeid) or nodeid
+            return scheduling_group(nodeid) or nodeid
 
     return ByServer(config, log)
 
