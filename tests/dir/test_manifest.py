@@ -72,6 +72,9 @@ def test_versions_stay_few_when_there_is_nothing_to_compact(tmp_path, monkeypatc
     assert len(ds.get_fragments()) == 41  # nothing was merged: every fragment is sealed
     assert len(ds.versions()) <= 4 + 4  # a cleanup at least every retain_versions commits
     assert len(ns.list_tables({"id": ["a"]}).tables) == 120
+    from lance.namespace import DirectoryNamespace as Rust  # pylance reads the cleaned-up root
+
+    assert len(Rust(root=str(tmp_path)).list_tables(ListTablesRequest(id=["a"])).tables) == 120
 
 
 def _fragments(*entries: Entry, root) -> Manifest:
