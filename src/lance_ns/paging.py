@@ -7,11 +7,14 @@ in pages costs O(N log N) in total, not O(N^2 / limit).
 
 from __future__ import annotations
 
+import base64
+import binascii
 import bisect
+import json
 from abc import ABC, abstractmethod
 from typing import Iterator, Sequence
 
-from .errors import InvalidInputError
+from .errors import InternalError, InvalidInputError
 
 
 class SortedNames(ABC):
@@ -66,3 +69,81 @@ def page_of_sorted(items, limit: object = None, page_token: str | None = None):
     if isinstance(items, SortedNames):
         return paginate(items, limit, page_token)
     return paginate(sorted(set(items)), limit, page_token)
+
+
+def page_by_loading(
+    names: Sequence[str], limit: object, page_token: str | None, load, accept
+) -> tuple[list[str], str | None]:
+    """One page of a sorted name listing whose items must be loaded to be judged (a
+    catalog's table objects: only a loaded table tells whether it is a Lance table).
+
+    ``load(batch)`` returns the loaded objects of the names ``batch`` (those still
+    there, in any order), each with a ``name``; ``accept(obj)`` says whether it belongs in the page.
+    A page of n loads n + 1 objects (the one after the page says whether the listing
+    goes on), more only as far as rejected ones are skipped; the token is the page's
+    last name, where the next page resumes (:func:`paginate`'s keyset tokens).
+    """
+    n = check_limit(limit)
+    rest = names[bisect.bisect_right(names, page_token) if page_token else 0 :]
+    found: list[str] = []
+    while rest and (n is None or len(found) <= n):
+        take = len(rest) if n is None else n + 1 - len(found)
+        batch, rest = rest[:take], rest[take:]
+        found += sorted(item.name for item in load(batch) if accept(item))  # (a service may load in any order)
+    if n is not None and len(found) > n:
+        return found[:n], found[n - 1]
+    return found, None
+
+
+def page_by_service(fetch, limit: object, page_token: str | None, accept) -> tuple[list[str], str | None]:
+    """One page of a listing the service pages itself, in name order (Unity Catalog's
+    tables: its ``page_token`` is opaque to us), without reading past the page.
+
+    ``fetch(service_token, want)`` returns one service page (objects with a ``name``)
+    and the service's next token; ``want`` is how many objects would do (None: a full
+    page).  ``accept(obj)`` says whether it belongs in the page.  Our token names the
+    service page the next page starts in and the last name given, so a page costs the
+    service pages it spans plus one object, never the whole listing.
+    """
+    n = check_limit(limit)
+    token, after = _service_position(page_token)
+    found: list[tuple[str, str | None]] = []  # (name, the token of its service page)
+    seen = {token}
+    while True:
+        # resuming inside a service page: a full one (how many to skip is not known)
+        items, next_token = fetch(token, None if n is None or after is not None else n + 1 - len(found))
+        for item in items:
+            if (after is None or item.name > after) and accept(item):
+                found.append((item.name, token))
+                if n is not None and len(found) > n:
+                    break
+        if after is not None and items:  # pages overlapping the names given are read past
+            after = max(after, items[-1].name)
+        if not next_token or (n is not None and len(found) > n):
+            break
+        if next_token in seen:
+            raise InternalError(f"the catalog repeated its page token {next_token!r}")
+        seen.add(next_token)
+        token = next_token
+    if n is None or len(found) <= n:
+        return [name for name, _ in found], None
+    last, page = found[n - 1]
+    return [name for name, _ in found[:n]], _service_token(page, last)
+
+
+def _service_token(service_token: str | None, last: str) -> str:
+    raw = json.dumps([service_token, last], separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _service_position(page_token: str | None) -> tuple[str | None, str | None]:
+    """(the service token to start at, the last name already given) of our token."""
+    if not page_token:
+        return None, None
+    try:
+        token, last = json.loads(base64.urlsafe_b64decode(page_token + "=" * (-len(page_token) % 4)))
+        if (token is None or isinstance(token, str)) and isinstance(last, str):
+            return token, last
+    except (ValueError, TypeError, binascii.Error):
+        pass
+    raise InvalidInputError(f"page_token {page_token!r} is not one this namespace gave")

@@ -3,7 +3,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from lance_namespace.errors import InvalidInputError
 
-from lance_ns.paging import page_of_sorted, paginate
+from types import SimpleNamespace
+
+from lance_ns.paging import page_by_loading, page_by_service, page_of_sorted, paginate
 
 
 def enumerate_all(items, limit):
@@ -47,3 +49,75 @@ def test_bad_limits_are_invalid(bad):
 
 def test_page_of_sorted_dedupes():
     assert page_of_sorted(["b", "a", "b"]) == (["a", "b"], None)
+
+
+def _enumerate(page, limit):
+    """Every page of a paging function, following its tokens."""
+    out, token = [], None
+    for _ in range(1000):
+        names, token = page(limit, token)
+        assert limit is None or len(names) <= limit
+        out += names
+        if not token:
+            return out
+    raise AssertionError("paging did not terminate")
+
+
+class FakeService:
+    """A catalog that pages its objects itself in name order with opaque tokens,
+    capping pages at ``cap`` and answering fewer than asked when ``short``."""
+
+    def __init__(self, names, cap, short=False):
+        self.items = [SimpleNamespace(name=n, lance=not n.startswith("x")) for n in sorted(names)]
+        self.cap, self.short, self.read = cap, short, 0
+
+    def fetch(self, token, want):
+        start = int(token[3:]) if token else 0
+        size = min(want or self.cap, self.cap)
+        if self.short and size > 1:
+            size -= 1
+        page = self.items[start : start + size]
+        self.read += len(page)
+        end = start + len(page)
+        return page, (f"tok{end}" if end < len(self.items) else None)
+
+
+names_st = st.sets(st.text(alphabet="abcx", min_size=1, max_size=4), max_size=40)
+
+
+@given(names_st, st.integers(min_value=1, max_value=7), st.integers(min_value=1, max_value=6), st.booleans())
+def test_service_pages_cover_every_accepted_name_once_in_order(names, limit, cap, short):
+    svc = FakeService(names, cap, short)
+    want = sorted(n for n in names if not n.startswith("x"))
+    assert _enumerate(lambda n, t: page_by_service(svc.fetch, n, t, lambda i: i.lance), limit) == want
+
+
+def test_a_service_page_reads_only_the_service_pages_it_spans():
+    svc = FakeService([f"t{i:04d}" for i in range(10_000)], cap=50)
+    page, token = page_by_service(svc.fetch, 100, None, lambda i: True)
+    assert page == [f"t{i:04d}" for i in range(100)] and token
+    assert svc.read == 101  # the page and the one after it, which says the listing goes on
+    svc.read = 0
+    page, _ = page_by_service(svc.fetch, 100, token, lambda i: True)
+    assert page == [f"t{i:04d}" for i in range(100, 200)] and svc.read <= 200
+
+
+@pytest.mark.parametrize("bad", ["t0005", "not base64!", "bnVsbA"])  # a name, garbage, base64 of 'null'
+def test_a_service_token_not_given_by_us_is_invalid_input(bad):
+    with pytest.raises(InvalidInputError):
+        page_by_service(FakeService(["a"], 5).fetch, 1, bad, lambda i: True)
+
+
+@given(names_st, st.integers(min_value=1, max_value=7))
+def test_loaded_pages_cover_every_accepted_name_once_in_order(names, limit):
+    items = {n: SimpleNamespace(name=n, lance=not n.startswith("x")) for n in names}
+    loaded = []
+
+    def load(batch):
+        loaded.extend(batch)
+        return [items[n] for n in reversed(batch)]  # (any order)
+
+    want = sorted(n for n in names if not n.startswith("x"))
+    assert _enumerate(lambda n, t: page_by_loading(sorted(names), n, t, load, lambda i: i.lance), limit) == want
+    first = page_by_loading(sorted(names), limit, None, lambda b: [items[n] for n in b], lambda i: i.lance)
+    assert first[0] == want[:limit]

@@ -20,6 +20,9 @@ server sends, ``{"error_code", "message"}``.  A violation is answered with
 500 ``CONTRACT_VIOLATION`` and recorded in ``violations``; the fixtures fail
 the test when any was recorded.
 
+Listings are in ascending name order and a ``next_page_token`` is the page's last name, as
+the real server pages (its ``PagedListingHelper``); clients must treat tokens as opaque.
+
 ``legacy_errors`` selects the error convention of Unity <= 0.3 (404
 ``NOT_FOUND``, 409 ``ALREADY_EXISTS``) instead of >= 0.4 (404 ``*_NOT_FOUND``,
 400 ``*_ALREADY_EXISTS``).  ``page_size`` is the server's own page cap, small
@@ -215,14 +218,14 @@ class UnityServer:
         if size < 0:
             raise HttpError(400, "INVALID_ARGUMENT", "max_results must not be negative")
         size = min(size, self.page_size) if size else self.page_size
+        # as the real server (its PagedListingHelper): ascending names, the next token
+        # the last name of the page
+        items = sorted(items, key=lambda item: item["name"])
         token = args.get("page_token") or ""
-        try:
-            start = int(token) if token else 0
-        except ValueError:
-            raise HttpError(400, "INVALID_ARGUMENT", f"bad page_token {token!r}") from None
-        out = {field: copy.deepcopy(items[start : start + size])}
-        if start + size < len(items):
-            out["next_page_token"] = str(start + size)
+        rest = [item for item in items if item["name"] > token] if token else items
+        out = {field: copy.deepcopy(rest[:size])}
+        if len(rest) > size:
+            out["next_page_token"] = rest[size - 1]["name"]
         return out
 
     def _stamp(self) -> dict:

@@ -49,7 +49,6 @@ each commit also moves ``main`` to a snapshot of its own under
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
 import json
 import re
@@ -87,7 +86,7 @@ from .. import storage
 from ..catalog import CatalogNamespace
 from ..catalog.table import CatalogTable
 from ..identifiers import to_string
-from ..paging import check_limit
+from ..paging import page_by_loading
 from ..errors import (
     InternalError,
     InvalidInputError,
@@ -579,20 +578,8 @@ class IcebergRestNamespace(CatalogNamespace):
         return self._load_all(ns, self._all_table_names(ns))
 
     def _lance_table_page(self, ns, limit, page_token, keep=None):
-        # A page of n loads n + 1 tables (the one after it says whether there is
-        # a next page), more only as far as non-Lance tables are skipped; the
-        # token is the page's last name, where the next page resumes.
-        names = self._all_table_names(ns)
-        n = check_limit(limit)
-        rest = names[bisect.bisect_right(names, page_token) if page_token else 0 :]
-        found: list[str] = []
-        while rest and (n is None or len(found) <= n):
-            take = len(rest) if n is None else n + 1 - len(found)
-            batch, rest = rest[:take], rest[take:]
-            found += [t.name for t in self._load_all(ns, batch) if self.is_lance(t) and (keep is None or keep(t))]
-        if n is not None and len(found) > n:
-            return found[:n], found[n - 1]
-        return found, None
+        return page_by_loading(self._all_table_names(ns), limit, page_token, lambda batch: self._load_all(ns, batch),
+                               lambda t: self.is_lance(t) and (keep is None or keep(t)))
 
     def _get_table(self, ns, name):
         if len(ns) == 1:

@@ -19,6 +19,7 @@ from ..errors import (
     NamespaceNotFoundError,
     TableAlreadyExistsError,
 )
+from ..paging import page_by_loading
 
 
 @dataclass
@@ -81,6 +82,17 @@ class MemoryNamespace(CatalogNamespace):
         with self._lock:
             node = self._node(ns)
             return [copy.deepcopy(t) for t in node.tables.values()] if node else []
+
+    def _lance_table_page(self, ns, limit, page_token, keep=None):
+        # as a service that lists names cheaply: copy only the tables of the page
+        with self._lock:
+            node = self._node(ns)
+            names = sorted(node.tables) if node else []
+
+        def load(batch):
+            return [t for t in (self._get_table(ns, name) for name in batch) if t is not None]
+
+        return page_by_loading(names, limit, page_token, load, lambda t: self.is_lance(t) and (keep is None or keep(t)))
 
     def _get_table(self, ns, name):
         with self._lock:

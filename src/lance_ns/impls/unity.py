@@ -55,6 +55,7 @@ from ..errors import (
     UnsupportedOperationError,
 )
 from ..identifiers import to_string
+from ..paging import page_by_service
 
 API_PREFIX = "/api/2.1/unity-catalog"
 EXTERNAL = "EXTERNAL"
@@ -254,6 +255,22 @@ class UnityNamespace(CatalogNamespace):
             return []
         params = {"catalog_name": ns[0], "schema_name": ns[1]}
         return [self._table(t) for t in self._pages("/tables", "tables", params, TABLE_PAGE, "namespace")]
+
+    def _lance_table_page(self, ns, limit, page_token, keep=None):
+        # Unity pages tables itself, in name order: a page reads the service pages it
+        # spans, not the schema's every table (its tokens are opaque: see page_by_service)
+        if len(ns) != 2:
+            return [], None
+        params = {"catalog_name": ns[0], "schema_name": ns[1]}
+
+        def fetch(token, want):
+            query = dict(params, max_results=min(want or TABLE_PAGE, TABLE_PAGE))  # (the contract caps it)
+            if token:
+                query["page_token"] = token
+            body = self._call("GET", "/tables", "namespace", params=query)
+            return [self._table(t) for t in body.get("tables") or []], body.get("next_page_token")
+
+        return page_by_service(fetch, limit, page_token, lambda t: self.is_lance(t) and (keep is None or keep(t)))
 
     def _get_table(self, ns, name):
         try:

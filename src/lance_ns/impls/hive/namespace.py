@@ -30,6 +30,7 @@ from ...errors import (
 )
 from ...identifiers import to_string
 from ...modes import DropBehavior
+from ...paging import page_by_loading
 from .errors import translate_hms_error
 from .pool import ClientPool, parse_uri
 
@@ -170,7 +171,19 @@ class _HiveBase(CatalogNamespace):
         if len(ns) not in self.table_depths:
             return []
         dbname = self._db_name(ns)
-        names = self._call("get_all_tables", dbname)
+        return self._tables_named(dbname, self._call("get_all_tables", dbname))
+
+    def _lance_table_page(self, ns, limit, page_token, keep=None):
+        # HMS lists names cheaply and loads table objects by name: a page loads
+        # only the tables it needs, not the database's every table object
+        if len(ns) not in self.table_depths:
+            return [], None
+        dbname = self._db_name(ns)
+        names = sorted(set(self._call("get_all_tables", dbname)))
+        return page_by_loading(names, limit, page_token, lambda batch: self._tables_named(dbname, batch),
+                               lambda t: self.is_lance(t) and (keep is None or keep(t)))
+
+    def _tables_named(self, dbname: str, names: list[str]) -> list[CatalogTable]:
         out: list[CatalogTable] = []
         for i in range(0, len(names), 100):  # one call per 100 tables, not one per table
             out += [_catalog_table(t) for t in self._call("get_table_objects_by_name", dbname, names[i : i + 100])]
