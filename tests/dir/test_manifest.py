@@ -67,14 +67,34 @@ def test_versions_stay_few_when_there_is_nothing_to_compact(tmp_path, monkeypatc
     )
     ns.create_namespace({"id": ["a"]})
     for b in range(40):  # 40 commits of one sealed fragment each
-        ns.batch_commit_tables({"operations": [{"declare_table": {"id": ["a", f"t{b}_{i}"]}} for i in range(3)]})
+        ns.batch_commit_tables({"operations": [{"declare_table": {"id": ["a", f"t{b}_{i}"]}} for i in range(2)]})
     ds = lance.dataset(str(tmp_path / "__manifest"))
     assert len(ds.get_fragments()) == 41  # nothing was merged: every fragment is sealed
     assert len(ds.versions()) <= 4 + 4  # a cleanup at least every retain_versions commits
-    assert len(ns.list_tables({"id": ["a"]}).tables) == 120
+    assert len(ns.list_tables({"id": ["a"]}).tables) == 80
     from lance.namespace import DirectoryNamespace as Rust  # pylance reads the cleaned-up root
 
-    assert len(Rust(root=str(tmp_path)).list_tables(ListTablesRequest(id=["a"])).tables) == 120
+    assert len(Rust(root=str(tmp_path)).list_tables(ListTablesRequest(id=["a"])).tables) == 80
+
+
+def test_a_bulk_declaration_is_stored_in_fragments_a_compaction_can_afford(tmp_path, monkeypatch):
+    """A fragment with a deleted row is rewritten whole by the next compaction, so one
+    bulk of many tables is stored in fragments of at most SEALED_ROWS rows: deregistering
+    one of its tables dirties one of them, located without a scan, not one huge one."""
+    monkeypatch.setattr("lance_ns.impls.dir.compaction.SEALED_ROWS", 4)
+    ns = lance_ns.connect("dir", {"root": str(tmp_path), "manifest_compact_every": "0"})
+    ns.create_namespace({"id": ["a"]})
+    ns.batch_commit_tables({"operations": [{"declare_table": {"id": ["a", f"t{i}"]}} for i in range(10)]})
+    ds = lance.dataset(str(tmp_path / "__manifest"))
+    assert [f.metadata.physical_rows for f in ds.get_fragments()][-3:] == [4, 4, 2]
+    scans = []
+    monkeypatch.setattr(lance.LanceDataset, "delete", lambda *a, **k: scans.append(a))  # the scanning path
+    ns.deregister_table({"id": ["a", "t5"]})
+    assert scans == []  # the row was found where the bulk recorded it
+    dirty = [f.metadata.physical_rows for f in lance.dataset(str(tmp_path / "__manifest")).get_fragments()
+             if f.metadata.deletion_file is not None]
+    assert dirty == [4]
+    assert ns.list_tables({"id": ["a"]}).tables == sorted(f"t{i}" for i in range(10) if i != 5)
 
 
 def _fragments(*entries: Entry, root) -> Manifest:
@@ -138,7 +158,7 @@ def test_compaction_cost_does_not_grow_with_the_table(tmp_path, monkeypatch):
     monkeypatch.setattr("lance_ns.impls.dir.compaction.SEALED_ROWS", 100)
     m = Manifest(str(tmp_path), {}, compact_every=0)
     m.insert_many([Entry(f"big{i:04d}", TABLE, f"big{i}.lance") for i in range(300)])
-    m.compact()  # one fragment of 300 rows: sealed already, nothing to do
+    m.compact()  # three fragments of 100 rows: sealed already, nothing to do
     for i in range(32):
         m.insert(Entry(f"new{i:02d}", TABLE, f"new{i}.lance"))
     rewritten = []
@@ -148,12 +168,12 @@ def test_compaction_cost_does_not_grow_with_the_table(tmp_path, monkeypatch):
     m.compact()
     assert rewritten == [32]
     ds = lance.dataset(m.uri)
-    assert [f.metadata.physical_rows for f in ds.get_fragments()] == [300, 32]
+    assert [f.metadata.physical_rows for f in ds.get_fragments()] == [100, 100, 100, 32]
     assert ds.count_rows() == 332 and Manifest(str(tmp_path), {}).get("new31").location == "new31.lance"
-    m.delete([f"big{i:04d}" for i in range(0, 300, 3)])  # a third of the sealed fragment
+    m.delete([f"big{i:04d}" for i in range(0, 300, 3)])  # a third of each sealed fragment
     rewritten.clear()
     m.compact()
-    assert rewritten == [200], "the mostly deleted fragment is rewritten on its own"
+    assert rewritten == [200], "the fragments with deleted rows are rewritten, and only they"
     assert sorted(f.metadata.physical_rows for f in lance.dataset(m.uri).get_fragments()) == [32, 100, 100]
 
 
@@ -265,11 +285,11 @@ def test_a_delete_reads_only_the_fragment_holding_the_row(tmp_path, monkeypatch)
                         lambda f, p: read.append(f.metadata.physical_rows) or plain_fragment(f, p))
     monkeypatch.setattr(lance.LanceDataset, "delete", lambda ds, p: scans.append(p) or plain_table(ds, p))
 
-    assert m.delete(["big0007", "new3"]) == 2 and read == [300, 1]  # two fragments, one each
+    assert m.delete(["big0007", "new3"]) == 2 and read == [100, 1]  # two fragments, one each
     assert m.delete(["theirs"]) == 1 and read[-1] == 1, "a row another process appended"
-    m.compact()  # the dirty fragment and the small ones are rewritten as 100 + 100 + 100 + 3 rows
+    m.compact()  # the dirty fragment is rewritten (99 rows), the small ones merged (new0-2, new4)
     read.clear()
-    assert m.delete(["new4", "big0299"]) == 2 and sorted(read) == [3, 100]
+    assert m.delete(["new4", "big0299"]) == 2 and sorted(read) == [4, 100]
     assert m.delete(["big0007", "nothing"]) == 0 and len(read) == 2, "nothing left to read"
     assert scans == []
     fresh = Manifest(str(tmp_path), {})

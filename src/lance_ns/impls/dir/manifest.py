@@ -171,6 +171,21 @@ def _fragment_key(metadata) -> str:
     return _file_path(metadata.files[0])
 
 
+def _appended_keys(ds, n: int) -> list[str | None]:
+    """The fragment key of each of the ``n`` rows the newest commit appended, in order
+    (one append writes fragments of at most SEALED_ROWS rows); None for each where the
+    newest fragments do not hold exactly those rows."""
+    newest, rows = [], 0
+    for fragment in reversed(ds.get_fragments()):
+        if rows >= n:
+            break
+        newest.append(fragment.metadata)
+        rows += fragment.metadata.physical_rows
+    if rows != n:
+        return [None] * n
+    return [_fragment_key(meta) for meta in reversed(newest) for _ in range(meta.physical_rows)]
+
+
 def _fragment_keys(fragments) -> dict[int, str]:
     return {f.fragment_id: _fragment_key(f.metadata) for f in fragments}
 
@@ -548,16 +563,15 @@ class Manifest:
                 base = self._version
                 try:
                     # an append based on the version checked above (one data file + one commit)
-                    ds = lance.write_dataset(row, self._private(), mode="append", storage_options=self.storage_options)
+                    ds = lance.write_dataset(row, self._private(), mode="append", storage_options=self.storage_options,
+                                             max_rows_per_file=compaction.SEALED_ROWS)  # (a dirty one is rewritten)
                 except OSError as e:  # another commit landed first: check again
                     if not _lost_commit_race(e) or attempt == _MAX_ATTEMPTS - 1:
                         raise
                     continue
                 if ds.version == base + 1:  # nothing committed in between: ours are the only rows
                     self._ds, self._version = ds, ds.version
-                    newest = ds.get_fragments()[-1].metadata
-                    key = _fragment_key(newest) if newest.physical_rows == len(entries) else None
-                    for entry in entries:
+                    for entry, key in zip(entries, _appended_keys(ds, len(entries))):
                         self._put(entry, key)
                 else:
                     self._settle(ds, entries)
