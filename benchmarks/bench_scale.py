@@ -20,11 +20,13 @@ on the grown namespace:
   manifest is loaded (goal:
   within 1.5x of 1k, under 1 GB);
 * the manifest's bytes;
-* the server in front: ``lance-ns serve`` started over the grown root, DescribeTable,
-  TableExists and a ListTables page of 100 (from the middle) answered per second to
-  ``--serve-clients`` client threads of a separate load process (pooled HTTP clients),
-  for ``--serve-seconds`` each, after the server has loaded the manifest (goal: the 1k
-  throughput is at most 1.2x the throughput at this size).
+* the server in front: ``lance-ns serve`` started over the grown root and over a root of
+  1,000 tables kept beside it, DescribeTable, TableExists and a ListTables page of 100
+  (from the middle) answered per second to ``--serve-clients`` client threads of a
+  separate load process (pooled HTTP clients), after each server has loaded its manifest,
+  in ``--serve-repeats`` alternating cells of ``--serve-seconds`` on each server (the
+  machine's drift falls on both; medians): goal, the 1k throughput is at most 1.2x the
+  throughput at this size.
 
 pylance's own DirectoryNamespace is measured beside it on the same machine for as far
 as it gets within ``--pylance-seconds`` (declaring one by one: it has no bulk path),
@@ -115,46 +117,61 @@ def table_names(size: int, rounds: int) -> list[str]:
     return [f"x{i}" for i in range(0, size, max(size // rounds, 1))][:rounds]
 
 
-def serve_throughput(root: str, size: int, rounds: int, clients: int, seconds: float) -> dict[str, float]:
-    """Requests/s of each of SERVE_OPS against ``lance-ns serve`` over ``root``."""
+def serve_throughput(base_root: str, root: str, size: int, rounds: int, clients: int, seconds: float,
+                     repeats: int) -> dict[str, tuple[float, float]]:
+    """Requests/s of each of SERVE_OPS against ``lance-ns serve`` over the 1k ``base_root``
+    and over ``root`` (``size`` tables), two servers measured in alternating cells of the
+    same minutes, so that the machine's drift falls on both: {op: (base, this size)}."""
     from bench_rest import start_ours, stop
 
-    proc, url = start_ours(root, threads=8)
+    servers = [start_ours(r, threads=8) for r in (base_root, root)]
     try:
-        out = subprocess.run([sys.executable, os.path.abspath(__file__), "--_serve-load", url, str(size),
-                              str(rounds), str(clients), str(seconds)], capture_output=True, text=True)
+        out = subprocess.run([sys.executable, os.path.abspath(__file__), "--_serve-load", servers[0][1], servers[1][1],
+                              str(size), str(rounds), str(clients), str(seconds), str(repeats)],
+                             capture_output=True, text=True)
         if out.returncode:
             raise RuntimeError(f"the load process failed:\n{out.stderr[-3000:]}")
-        return json.loads(out.stdout.strip().splitlines()[-1])
+        return {op: tuple(v) for op, v in json.loads(out.stdout.strip().splitlines()[-1]).items()}
     finally:
-        stop(proc)
+        for proc, _ in servers:
+            stop(proc)
 
 
-def serve_load(url: str, size: int, rounds: int, clients: int, seconds: float) -> dict[str, float]:
-    """(in its own process) each operation from ``clients`` threads in a closed loop."""
+def serve_load(base_url: str, url: str, size: int, rounds: int, clients: int, seconds: float,
+               repeats: int) -> dict[str, list[float]]:
+    """(in its own process) each operation from ``clients`` threads in a closed loop, on the
+    base server and this size's in turn, ``repeats`` cells each: the median requests/s of each."""
     from bench_rest import closed_loop
 
     import lance_ns
 
-    names = table_names(size, rounds)
-    conns = [lance_ns.connect("rest", {"uri": url, "max_retries": 0, "pool.max_connections": 2})
-             for _ in range(clients)]
-    # the middle page's token: its answer also waits for the server's manifest to load
-    middle = conns[0].list_tables({"id": ["t"], "limit": 100, "page_token": f"x{size // 2}"}).page_token or ""
-    calls = {
-        "describe": lambda c, i: c.describe_table({"id": ["t", names[i % len(names)]]}),
-        "exists": lambda c, i: c.table_exists({"id": ["t", names[i % len(names)]]}),
-        "page": lambda c, i: c.list_tables({"id": ["t"], "limit": 100, "page_token": middle}),
-    }
+    def target(server_url: str, tables: int):
+        names = table_names(tables, rounds)
+        conns = [lance_ns.connect("rest", {"uri": server_url, "max_retries": 0, "pool.max_connections": 2})
+                 for _ in range(clients)]
+        # the middle page's token: its answer also waits for the server's manifest to load
+        middle = conns[0].list_tables({"id": ["t"], "limit": 100, "page_token": f"x{tables // 2}"}).page_token or ""
+        return conns, {
+            "describe": lambda c, i: c.describe_table({"id": ["t", names[i % len(names)]]}),
+            "exists": lambda c, i: c.table_exists({"id": ["t", names[i % len(names)]]}),
+            "page": lambda c, i: c.list_tables({"id": ["t"], "limit": 100, "page_token": middle}),
+        }
+
+    targets = [target(base_url, 1_000), target(url, size)]
     out = {}
     for op in SERVE_OPS:
-        counters = [iter(range(k, 10**9, clients)) for k in range(clients)]
-        for k, c in enumerate(conns):  # warm each connection
-            calls[op](c, k)
-        cell = closed_loop([lambda c=c, n=n: calls[op](c, next(n)) for c, n in zip(conns, counters)], seconds)
-        if cell["errors"]:
-            raise RuntimeError(f"{op}: {cell['errors']} failed requests")
-        out[op] = len(cell["lat"]) / cell["elapsed"]
+        rates: list[list[float]] = [[], []]
+        for r in range(repeats):
+            for t in ((0, 1) if r % 2 == 0 else (1, 0)):  # alternate who goes first
+                conns, calls = targets[t]
+                counters = [iter(range(k, 10**9, clients)) for k in range(clients)]
+                for k, c in enumerate(conns):  # warm each connection
+                    calls[op](c, k)
+                cell = closed_loop([lambda c=c, n=n: calls[op](c, next(n)) for c, n in zip(conns, counters)], seconds)
+                if cell["errors"]:
+                    raise RuntimeError(f"{op}: {cell['errors']} failed requests")
+                rates[t].append(len(cell["lat"]) / cell["elapsed"])
+        out[op] = [statistics.median(rates[0]), statistics.median(rates[1])]
     return out
 
 
@@ -175,19 +192,18 @@ def marker_limit(parent: str, n: int = 10_000) -> float:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def warm_up(batch: int, rounds: int) -> None:
-    """Every figure once on a throwaway root of 1,000 tables, so that the first size is not
-    measured cold (this process's first calls import and cache what later sizes reuse)."""
+def warm_up(batch: int, rounds: int) -> str:
+    """Every figure once on a root of 1,000 tables, so that the first size is not measured
+    cold (this process's first calls import and cache what later sizes reuse); the root
+    is kept as the server's base (:func:`serve_throughput`), the caller removes it."""
     import lance_ns
 
-    root = tempfile.mkdtemp(prefix="scale-warm-")
-    try:
-        ns = lance_ns.connect("dir", {"root": root})
-        ns.create_namespace({"id": ["t"]})
-        grow(ns, 0, 1_000, batch)
-        measure(ns, root, 1_000, rounds)
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+    root = tempfile.mkdtemp(prefix="scale-base-")
+    ns = lance_ns.connect("dir", {"root": root})
+    ns.create_namespace({"id": ["t"]})
+    grow(ns, 0, 1_000, batch)
+    measure(ns, root, 1_000, rounds)
+    return root
 
 
 def grow(ns, start: int, size: int, batch: int) -> float:
@@ -237,20 +253,21 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=50, help="calls per figure and size")
     ap.add_argument("--pylance-seconds", type=float, default=60.0, help="time given to pylance's namespace")
     ap.add_argument("--serve-clients", type=int, default=8, help="client threads against lance-ns serve")
-    ap.add_argument("--serve-seconds", type=float, default=3.0, help="seconds per server operation and size")
+    ap.add_argument("--serve-seconds", type=float, default=2.0, help="seconds per cell of a server operation")
+    ap.add_argument("--serve-repeats", type=int, default=3, help="cells per server, operation and size (medians)")
     ap.add_argument("--no-serve", action="store_true", help="skip the server figures")
-    ap.add_argument("--_serve-load", nargs=5, help=argparse.SUPPRESS)
+    ap.add_argument("--_serve-load", nargs=7, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args._serve_load:
-        url, size, rounds, clients, seconds = args._serve_load
-        print(json.dumps(serve_load(url, int(size), int(rounds), int(clients), float(seconds))))
+        base_url, url, size, rounds, clients, seconds, repeats = args._serve_load
+        print(json.dumps(serve_load(base_url, url, int(size), int(rounds), int(clients), float(seconds), int(repeats))))
         return
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else (
         [1_000, 10_000, 100_000] + ([] if args.quick else [1_000_000]))
 
     import lance_ns
 
-    warm_up(args.batch, args.rounds)
+    base_root = warm_up(args.batch, args.rounds)
     root = tempfile.mkdtemp(prefix="scale-ours-")
     try:
         ns = lance_ns.connect("dir", {"root": root})
@@ -262,11 +279,13 @@ def main() -> None:
             have = size
             results[size] = {"bulk": bulk, "limit": limit, **measure(ns, root, size, args.rounds)}
             if not args.no_serve:
-                results[size]["serve"] = serve_throughput(root, size, args.rounds, args.serve_clients, args.serve_seconds)
+                results[size]["serve"] = serve_throughput(base_root, root, size, args.rounds, args.serve_clients,
+                                                          args.serve_seconds, args.serve_repeats)
             print(f"  {size:>9,} tables: bulk {bulk:,.0f}/s, describe {results[size]['describe'][0] * 1e6:.0f} us, "
                   f"cold start {results[size]['cold'][0]:.2f} s, {results[size]['rss_mb']:.0f} MB", flush=True)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(base_root, ignore_errors=True)
     rust = pylance_growth(args.pylance_seconds, sizes)
 
     base = results[sizes[0]]
@@ -288,15 +307,18 @@ def main() -> None:
           + "   (table directories with a marker file created per second, measured just before)")
     print(f"{'bulk / disk limit':<22}" + "".join(f"{results[s]['bulk'] / results[s]['limit']:>14.2f}" for s in sizes))
     if not args.no_serve:
-        print(f"lance-ns serve, {args.serve_clients} clients: ratio = requests/s at {sizes[0]:,} / requests/s "
-              f"at this size (goal <= {SERVE_GOAL}x)")
+        print(f"lance-ns serve, {args.serve_clients} clients: ratio = requests/s over 1,000 tables / requests/s "
+              f"at this size, both servers measured in the same minutes (goal <= {SERVE_GOAL}x)")
         for op in SERVE_OPS:
             row = f"{'serve ' + op:<22}"
             for s in sizes:
-                r = base["serve"][op] / results[s]["serve"][op]
+                one_k, here = results[s]["serve"][op]
+                r = one_k / here
                 row += f"{r:>10.2f}x{'' if r <= SERVE_GOAL else ' !':<3}"
             print(row)
-        print("requests/s at the first size: " + ", ".join(f"{op} {base['serve'][op]:,.0f}" for op in SERVE_OPS))
+        print("requests/s at the largest size: " + ", ".join(
+            f"{op} {results[sizes[-1]]['serve'][op][1]:,.0f} (1k: {results[sizes[-1]]['serve'][op][0]:,.0f})"
+            for op in SERVE_OPS))
     print(f"{'cold-start memory MB':<22}" + "".join(f"{results[s]['rss_mb']:>14.0f}" for s in sizes) + "   (goal < 1024)")
     print(f"{'manifest MB':<22}" + "".join(f"{results[s]['manifest_mb']:>14.1f}" for s in sizes))
     print("absolute at the first size: " + ", ".join(
