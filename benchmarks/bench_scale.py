@@ -93,9 +93,9 @@ def measure(ns, root: str, size: int, rounds: int) -> dict:
     fig: dict[str, list[float]] = {}
     fig["describe"] = _calls(lambda i: ns.describe_table({"id": ["t", names[i % len(names)]]}), rounds * 4)
     fig["exists"] = _calls(lambda i: ns.table_exists({"id": ["t", names[i % len(names)]]}), rounds * 4)
-    fig["page_first"] = _calls(lambda i: ns.list_tables({"id": ["t"], "limit": 100}), rounds)
+    fig["page_first"] = _calls(lambda i: ns.list_tables({"id": ["t"], "limit": 100}), rounds * 4)
     middle = ns.list_tables({"id": ["t"], "limit": 100, "page_token": f"x{size // 2}"}).page_token or ""
-    fig["page_middle"] = _calls(lambda i: ns.list_tables({"id": ["t"], "limit": 100, "page_token": middle}), rounds)
+    fig["page_middle"] = _calls(lambda i: ns.list_tables({"id": ["t"], "limit": 100, "page_token": middle}), rounds * 4)
     fig["declare"] = _calls(lambda i: ns.declare_table({"id": ["t", f"d{size}_{i}"]}), rounds)
     fig["drop"] = _calls(lambda i: ns.deregister_table({"id": ["t", f"d{size}_{i}"]}), rounds)
     # tables declared long ago, spread over the namespace: each deletes a row of a sealed
