@@ -21,7 +21,7 @@ import pytest
 
 from lance_ns.catalog import CatalogNamespace
 
-TABLES, PAGE = 24, 5
+TABLES, PAGE = 12, 3
 
 #: backend -> why its pages cost the whole listing (strict xfail: the day it pages, say so)
 WHOLE_LISTINGS = {
