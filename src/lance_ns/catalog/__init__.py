@@ -288,6 +288,11 @@ class CatalogNamespace(NamespaceBase):
         what the page needs."""
         return paginate(self._table_names(ns, keep), limit, page_token)
 
+    def _listed(self, keep=None):
+        """Whether a loaded table object belongs in a listing of Lance tables (with ``keep``:
+        only those it accepts): what every backend's :meth:`_lance_table_page` filters by."""
+        return lambda t: self.is_lance(t) and (keep is None or keep(t))
+
     def _table_names(self, ns: list[str], keep=None) -> list[str]:
         """Sorted names of the Lance tables of ``ns`` (with ``keep``: only those it accepts)."""
         if keep is None:

@@ -579,7 +579,7 @@ class IcebergRestNamespace(CatalogNamespace):
 
     def _lance_table_page(self, ns, limit, page_token, keep=None):
         return page_by_loading(self._all_table_names(ns), limit, page_token, lambda batch: self._load_all(ns, batch),
-                               lambda t: self.is_lance(t) and (keep is None or keep(t)))
+                               self._listed(keep))
 
     def _get_table(self, ns, name):
         if len(ns) == 1:

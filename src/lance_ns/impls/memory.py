@@ -92,7 +92,7 @@ class MemoryNamespace(CatalogNamespace):
         def load(batch):
             return [t for t in (self._get_table(ns, name) for name in batch) if t is not None]
 
-        return page_by_loading(names, limit, page_token, load, lambda t: self.is_lance(t) and (keep is None or keep(t)))
+        return page_by_loading(names, limit, page_token, load, self._listed(keep))
 
     def _get_table(self, ns, name):
         with self._lock:

@@ -270,7 +270,7 @@ class UnityNamespace(CatalogNamespace):
             body = self._call("GET", "/tables", "namespace", params=query)
             return [self._table(t) for t in body.get("tables") or []], body.get("next_page_token")
 
-        return page_by_service(fetch, limit, page_token, lambda t: self.is_lance(t) and (keep is None or keep(t)))
+        return page_by_service(fetch, limit, page_token, self._listed(keep))
 
     def _get_table(self, ns, name):
         try:

@@ -181,7 +181,7 @@ class _HiveBase(CatalogNamespace):
         dbname = self._db_name(ns)
         names = sorted(set(self._call("get_all_tables", dbname)))
         return page_by_loading(names, limit, page_token, lambda batch: self._tables_named(dbname, batch),
-                               lambda t: self.is_lance(t) and (keep is None or keep(t)))
+                               self._listed(keep))
 
     def _tables_named(self, dbname: str, names: list[str]) -> list[CatalogTable]:
         out: list[CatalogTable] = []
