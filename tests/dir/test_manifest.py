@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import threading
+
 import lance
 import pytest
 from lance_namespace import CreateNamespaceRequest, ListTablesRequest
 
 import lance_ns
+from lance_ns.impls.dir import compaction
+from lance_ns.impls.dir import manifest as manifest_module
 from lance_ns.impls.dir.manifest import NAMESPACE, TABLE, Entry, Exists, Manifest
 
 
@@ -47,6 +52,7 @@ def test_compaction_bounds_files_and_versions(tmp_path):
         ns.declare_table({"id": ["a", f"t{i:03d}"]})
     for i in range(0, 100, 2):
         ns.drop_table({"id": ["a", f"t{i:03d}"]})
+    ns.manifest.wait_for_upkeep()
     ds = lance.dataset(str(tmp_path / "__manifest"))
     assert len(ds.get_fragments()) <= 17
     assert len(ds.versions()) <= 16 + 4
@@ -68,6 +74,7 @@ def test_versions_stay_few_when_there_is_nothing_to_compact(tmp_path, monkeypatc
     ns.create_namespace({"id": ["a"]})
     for b in range(40):  # 40 commits of one sealed fragment each
         ns.batch_commit_tables({"operations": [{"declare_table": {"id": ["a", f"t{b}_{i}"]}} for i in range(2)]})
+    ns.manifest.wait_for_upkeep()
     ds = lance.dataset(str(tmp_path / "__manifest"))
     assert len(ds.get_fragments()) == 41  # nothing was merged: every fragment is sealed
     assert len(ds.versions()) <= 4 + 4  # a cleanup at least every retain_versions commits
@@ -107,8 +114,8 @@ def _fragments(*entries: Entry, root) -> Manifest:
 
 def test_a_duplicate_committed_during_compaction_never_takes_the_name(tmp_path, monkeypatch):
     """A loser's duplicate row lands between compaction's plan and its commit: the
-    winner's row must still come first (compaction gives up rather than put its merged
-    rows after the loser's), and a later compaction drops the duplicate."""
+    winner's row must still come first (the compaction lists what was appended after its
+    merged rows, never before), and a later compaction drops the duplicate."""
     a = _fragments(Entry("seed", NAMESPACE), root=tmp_path)
     loser = Manifest(str(tmp_path), {}, compact_every=0)
     loser.refresh()
@@ -126,8 +133,11 @@ def test_a_duplicate_committed_during_compaction_never_takes_the_name(tmp_path, 
     monkeypatch.setattr(lance.fragment, "write_fragments", loser_commits_first)
     a.compact()
     monkeypatch.undo()
-    assert len(lance.dataset(a.uri).get_fragments()) == 4, "the compaction gave up"
+    ds = lance.dataset(a.uri)
+    assert [f.metadata.physical_rows for f in ds.get_fragments()] == [3, 1], "merged, the loser's row after"
+    assert ds.to_table(filter="object_id = 'x'").column("location").to_pylist() == ["winner.lance", "loser.lance"]
     assert Manifest(str(tmp_path), {}).get("x").location == "winner.lance"
+    assert a.get("x").location == "winner.lance" and a._duplicates
     a.compact()  # a later compaction sees the duplicate and drops it
     ds = lance.dataset(a.uri)
     assert ds.to_table(filter="object_id = 'x'").column("location").to_pylist() == ["winner.lance"]
@@ -299,3 +309,116 @@ def test_a_delete_reads_only_the_fragment_holding_the_row(tmp_path, monkeypatch)
     m._where["big0001"] = m._where["new0"]  # a wrong record: the row is not there
     assert m.delete(["big0001"]) == 1 and scans == ["object_id IN ('big0001')"]
     assert Manifest(str(tmp_path), {}).get("big0001") is None
+
+
+def _data_files(uri) -> set[str]:
+    return set(os.listdir(os.path.join(uri, "data")))
+
+
+def test_a_compaction_runs_beside_the_writes_and_keeps_what_they_appended(tmp_path, monkeypatch):
+    """The write that makes a compaction due answers before it runs, writers go on while
+    it writes, and its commit lists what they appended after its merged rows."""
+    m = Manifest(str(tmp_path), {}, compact_every=4)
+    writing, go_on = threading.Event(), threading.Event()
+    plain = compaction.prepare
+
+    def slow_prepare(*args, **kwargs):
+        writing.set()
+        assert go_on.wait(30)
+        return plain(*args, **kwargs)
+
+    monkeypatch.setattr(compaction, "prepare", slow_prepare)
+    for i in range(3):  # the table's creation is version 1: the third insert makes version 4
+        m.insert(Entry(f"t{i}", TABLE, f"t{i}.lance"))
+    assert writing.wait(30), "the compaction started on a thread"
+    m.insert(Entry("t3", TABLE, "t3.lance"))  # neither waits for the compaction
+    m.insert(Entry("during", TABLE, "during.lance"))
+    go_on.set()
+    m.wait_for_upkeep()
+    ds = lance.dataset(m.uri)
+    assert [f.metadata.physical_rows for f in ds.get_fragments()] == [3, 1, 1], "merged, then what came after"
+    assert ds.to_table().column("object_id").to_pylist() == ["t0", "t1", "t2", "t3", "during"]
+    fresh = Manifest(str(tmp_path), {})
+    assert [fresh.get(n).location for n in ("t0", "t1", "t2", "t3", "during")] == \
+        ["t0.lance", "t1.lance", "t2.lance", "t3.lance", "during.lance"]
+    read = []
+    plain_delete = lance.fragment.LanceFragment.delete
+    monkeypatch.setattr(lance.fragment.LanceFragment, "delete",
+                        lambda f, p: read.append(f.metadata.physical_rows) or plain_delete(f, p))
+    assert m.delete(["t1", "during"]) == 2 and sorted(read) == [1, 3], "where rows live was kept"
+    assert Manifest(str(tmp_path), {}).get("t1") is None
+
+
+def test_a_compaction_overtaken_by_a_delete_gives_up_and_leaves_no_files(tmp_path, monkeypatch):
+    """A delete landing while a compaction writes changes a fragment it planned on: the
+    compaction is given up and its files removed; after a few in a row, the next one holds
+    the writers off while it writes, and completes."""
+    m = Manifest(str(tmp_path), {}, compact_every=0)
+    for i in range(6):
+        m.insert(Entry(f"t{i}", TABLE, f"t{i}.lance"))
+    plain, victims, deleters, waited = compaction.prepare, iter(["t0", "t1", "t2", "t3"]), [], []
+
+    def overtaken(*args, **kwargs):
+        done = plain(*args, **kwargs)
+        deleters.append(threading.Thread(target=m.delete, args=([next(victims)],)))
+        deleters[-1].start()
+        deleters[-1].join(1)  # it lands first, unless the compaction holds the lock
+        waited.append(deleters[-1].is_alive())
+        return done
+
+    monkeypatch.setattr(compaction, "prepare", overtaken)
+    for attempt in range(manifest_module._GIVE_UPS):
+        before, files = len(lance.dataset(m.uri).get_fragments()), _data_files(m.uri)
+        m.compact()
+        assert waited[-1] is False, "the delete went on while the compaction wrote"
+        assert len(lance.dataset(m.uri).get_fragments()) == before - 1, "given up (only the delete landed)"
+        assert m._compactions_given_up == attempt + 1
+        assert _data_files(m.uri) <= files, "the given-up compaction's files are removed"
+    m.compact()
+    assert waited[-1] is True, "this one held the lock while it wrote"
+    assert m._compactions_given_up == 0
+    for deleter in deleters:
+        deleter.join(30)
+    m.wait_for_upkeep()
+    fresh = Manifest(str(tmp_path), {})
+    assert [n for n in ("t0", "t1", "t2", "t3", "t4", "t5") if fresh.get(n)] == ["t4", "t5"]
+    assert len(lance.dataset(m.uri).get_fragments()) == 1, "t3, t4 and t5 merged, then t3 deleted"
+
+
+
+def test_a_compaction_plans_the_trailing_run_and_every_dirty_fragment():
+    """The plan rewrites the trailing run of small fragments (a binary counter) and every
+    fragment with deleted rows (Lance's Overwrite takes none of them as it is)."""
+    from types import SimpleNamespace
+
+    def fragment(rows, dirty=False):
+        return SimpleNamespace(metadata=SimpleNamespace(num_rows=rows, deletion_file=object() if dirty else None))
+
+    sealed = compaction.SEALED_ROWS
+    fragments = [fragment(sealed), fragment(sealed, True), fragment(sealed), fragment(6), fragment(2), fragment(3)]
+    assert compaction.plan(fragments) == [True, False, True, True, False, False]  # 6 > 2 + 3: not yet
+    assert compaction.plan(fragments[:3] + [fragment(5)]) == [True, False, True, True]
+    assert compaction.plan([fragment(sealed), fragment(7)]) is None
+    assert compaction.plan(fragments, everything=True) == [False] * 6
+
+
+def test_a_namespaces_descendants_are_found_without_a_scan_of_the_manifest(tmp_path):
+    """DropNamespace asks for everything inside a namespace: found through the children
+    index (what the namespace holds), never by reading every entry of the manifest."""
+    m = Manifest(str(tmp_path), {}, compact_every=0)
+    m.insert_many([Entry("a", NAMESPACE), Entry("a$b", NAMESPACE), Entry("a$b$t1", TABLE, "x1"),
+                   Entry("a$t2", TABLE, "x2"), Entry("ab", NAMESPACE), Entry("ab$t3", TABLE, "x3")]
+                  + [Entry(f"other{i}", NAMESPACE) for i in range(50)])
+    m.children("", NAMESPACE)  # the index, as after the first listing
+    m._index()
+
+    class NoScans(dict):
+        def values(self):
+            raise AssertionError("the whole manifest was read")
+
+        items = __iter__ = values
+
+    m._entries = NoScans(m._entries)
+    assert sorted(e.object_id for e in m.descendants("a")) == ["a$b", "a$b$t1", "a$t2"]
+    assert [e.object_id for e in m.descendants("ab")] == ["ab$t3"]
+    assert m.descendants("other7") == [] and m.descendants("") == []

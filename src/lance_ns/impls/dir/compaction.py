@@ -5,18 +5,25 @@ is reused as it is: the cost of a compaction does not grow with the number of en
 
 The trailing small fragments are merged like a binary counter (:func:`plan`: fragment
 sizes double towards the oldest, so a row is rewritten about log n times, and never again
-once its fragment holds ``SEALED_ROWS``).  The new list keeps the table's order and is
-committed as an Overwrite against the version it was planned on, without retries: Lance
-refuses it if anything committed in between, and a compaction that raced a commit waits
-for the next interval.  (Not Lance's own compaction: its Rewrite is accepted next to a
-concurrent append and puts the merged rows after it, so a losing duplicate appended
-meanwhile would come first, and "the first row wins" would hand the name to the loser.)
-Lance takes a fragment into an Overwrite only without a deletion file, hence dirty
-fragments are rewritten; with duplicates present everything is (in order, the later rows
-dropped).
+once its fragment holds ``SEALED_ROWS``).
+
+A compaction is written first (:func:`prepare`, the costly part: no lock held, so the
+namespace's writers go on meanwhile) and committed after (:meth:`Rewrite.commit`): an
+Overwrite of the new list followed by the fragments appended since the plan, against the
+latest version, without retries.  The table's order is kept (merged rows stay where their
+fragments were, appended ones after), so "the first row wins" still names the winner;
+anything else that changed since the plan (a delete, another compaction), or any commit
+landing during the commit itself, and it is given up and its files removed.  (Not Lance's
+own compaction: its Rewrite is accepted next to a concurrent append and puts the merged
+rows after it, so a losing duplicate appended meanwhile would come first, and "the first
+row wins" would hand the name to the loser.)  Lance takes a fragment into an Overwrite only
+without a deletion file, hence dirty fragments are rewritten; with duplicates present
+everything is (in order, the later rows dropped).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import pyarrow as pa
 
@@ -33,8 +40,8 @@ def plan(fragments: list, everything: bool = False) -> list[bool] | None:
 
     Rewritten: the trailing run (from the newest fragment back, an older one joins
     while it holds no more rows than those gathered after it and is not sealed: a
-    binary counter), every fragment with a deletion file (an Overwrite takes none), or,
-    with ``everything``, all of them."""
+    binary counter), every fragment with a deletion file (an Overwrite takes none, so
+    no fewer can be), or, with ``everything``, all of them."""
     if everything:
         return [False] * len(fragments)
     keep = [f.metadata.deletion_file is None for f in fragments]
@@ -59,20 +66,47 @@ def first_rows(rows: pa.Table) -> pa.Table:
     return rows.take(sorted(first.values())) if len(first) < rows.num_rows else rows
 
 
-def rewrite(ds, uri: str, storage_options: dict | None, duplicates: bool):
-    """Compact ``ds`` (a dataset object of the caller's own, at the version it plans on):
-    None when nothing is worth a commit, else the committed dataset and, per group of
-    rewritten rows, (their object_ids, the fragments they were written to, in order).
-    On failure the files it wrote are removed and the error raised."""
+@dataclass
+class Rewrite:
+    """A compaction written but not committed (:func:`prepare`): the new fragment list of
+    the version it was planned on, and per group of rewritten rows (their object_ids, the
+    fragments they were written to, in order)."""
+
+    base: object  # the dataset at the version planned on
+    listed: list
+    moved: list[tuple[pa.ChunkedArray, list]]
+    written: list
+    uri: str
+    storage_options: dict | None
+
+    def commit(self, appended: list, read_version: int):
+        """Commit as an Overwrite against ``read_version``, the planned version followed by
+        the fragments ``appended`` since (listed after the rewritten ones, so the table's
+        order is kept: the caller checked that nothing else changed).  No retries: Lance
+        refuses it if anything committed after ``read_version``."""
+        from lance.dataset import LanceDataset, LanceOperation
+
+        listed = self.listed + [f.metadata for f in appended]
+        return LanceDataset.commit(self.uri, LanceOperation.Overwrite(self.base.schema, listed),
+                                   read_version=read_version, max_retries=0, storage_options=self.storage_options)
+
+    def discard(self) -> None:
+        storage.remove_data_files(self.uri, self.storage_options, self.written)
+
+
+def prepare(ds, uri: str, storage_options: dict | None, duplicates: bool) -> Rewrite | None:
+    """Plan a compaction of ``ds`` (a dataset object of the caller's own, at the version
+    it plans on) and write the rewritten fragments: None when nothing is worth a commit.
+    This is the costly part (it reads and writes up to ``SEALED_ROWS`` rows per rewritten
+    fragment) and needs no lock; on failure the files it wrote are removed and the error raised."""
     import lance
-    from lance.dataset import LanceDataset, LanceOperation
 
     fragments = ds.get_fragments()
     keep = plan(fragments, everything=duplicates)
     if keep is None:
         return None
-    listed, pending, written = [], [], []
-    moved: list[tuple[pa.ChunkedArray, list]] = []
+    done = Rewrite(ds, [], [], [], uri, storage_options)
+    pending: list = []
 
     def rewrite_pending():
         if not pending:
@@ -83,22 +117,20 @@ def rewrite(ds, uri: str, storage_options: dict | None, duplicates: bool):
             new = lance.fragment.write_fragments(
                 rows, uri, schema=ds.schema, data_storage_version=ds.data_storage_version,
                 max_rows_per_file=SEALED_ROWS, storage_options=storage_options)
-            written.extend(new)
-            listed.extend(new)
-            moved.append((rows.column("object_id"), new))
+            done.written.extend(new)
+            done.listed.extend(new)
+            done.moved.append((rows.column("object_id"), new))
         pending.clear()
 
     try:
         for fragment, kept in zip(fragments, keep):
             if kept:
                 rewrite_pending()
-                listed.append(fragment.metadata)
+                done.listed.append(fragment.metadata)
             else:
                 pending.append(fragment)
         rewrite_pending()
-        new_ds = LanceDataset.commit(uri, LanceOperation.Overwrite(ds.schema, listed), read_version=ds.version,
-                                     max_retries=0, storage_options=storage_options)
     except BaseException:
-        storage.remove_data_files(uri, storage_options, written)
+        done.discard()
         raise
-    return new_ds, moved
+    return done

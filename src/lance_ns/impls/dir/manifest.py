@@ -20,12 +20,14 @@ Where this one differs is how it keeps the table:
   between, the table itself decides: the first row for an ``object_id`` in
   table order is the winner, a later one removes its own fragment and
   reports the object as existing.  No file locks, no lost entries;
-* every ``compact_every`` versions the entries are rewritten as one fragment
-  (see :mod:`.compaction` for how, and why not Lance's compaction), and every
-  ``retain_versions`` versions all but the newest ``retain_versions`` are
-  removed (whether or not there was anything to compact), so storage stays
-  proportional to the entries, not to the number of commits, and finding
-  the latest version (a listing of ``_versions/``) stays cheap.
+* every ``compact_every`` versions the small fragments are merged and those
+  with deleted rows rewritten (see :mod:`.compaction` for how, and why not
+  Lance's compaction), and every ``retain_versions`` versions all but the
+  newest ``retain_versions`` are removed (whether or not there was anything to
+  compact), so storage stays proportional to the entries, not to the number
+  of commits, and finding the latest version (a listing of ``_versions/``)
+  stays cheap.  Both run on a thread after the write that made them due
+  (:meth:`Manifest.wait_for_upkeep` waits for them), never inside a write.
 """
 
 from __future__ import annotations
@@ -73,6 +75,11 @@ SCHEMA = pa.schema(
 )
 _READ_COLUMNS = ["object_id", "object_type", "location", "metadata"]
 _MAX_ATTEMPTS = 20
+#: upkeep due (Manifest._maybe_compact), the larger includes the smaller
+_CLEAN_UP, _COMPACT = 1, 2
+#: compactions given up in a row (writers changed more than appends meanwhile) before the
+#: next one holds the writers' lock throughout
+_GIVE_UPS = 3
 #: from this many rows a new process answers its first read of one entry by a scan for
 #: that row while the manifest loads on a thread (below it, loading it all is as quick)
 COLD_LOOKUP_ROWS = 50_000
@@ -199,6 +206,16 @@ def _identity(fragment) -> tuple:
             None if d is None else (d.id, d.read_version, d.num_deleted_rows))
 
 
+def _appended_since(loaded: list, fragments: list) -> list | None:
+    """The fragments of a newer version (``fragments``) appended after those of an older
+    one (``loaded``), when that is all that changed: every loaded fragment still there,
+    first, with the same deletions; None otherwise."""
+    old = [_identity(f) for f in loaded]
+    if [_identity(f) for f in fragments[: len(old)]] != old:
+        return None
+    return fragments[len(old):]
+
+
 def _fragment_deletion(ds, groups: dict[str, list[str]]) -> tuple[int, object]:
     """A Delete operation removing the rows of each group of object_ids from the fragment
     of its key (written, not committed), and the rows it removes; (0, None) when a
@@ -275,6 +292,10 @@ class Manifest:
         self.cold_lookups = True
         self._loader: threading.Thread | None = None  # the background load, once started
         self._abandon = threading.Event()  # set at interpreter exit: the background load stops
+        self._upkeep_lock = threading.Lock()  # taken after self._lock, never before it
+        self._upkeep: threading.Thread | None = None  # the running compaction or cleanup
+        self._upkeep_due = 0  # _CLEAN_UP or _COMPACT: what the running one does next
+        self._compactions_given_up = 0
 
     # -- reading -------------------------------------------------------------
     @property
@@ -396,11 +417,9 @@ class Manifest:
         caller loads it all."""
         if self._ds is None or ds is None:
             return False
-        loaded = [_identity(f) for f in self._ds.get_fragments()]
-        fragments = ds.get_fragments()
-        if [_identity(f) for f in fragments[: len(loaded)]] != loaded:
+        appended = _appended_since(self._ds.get_fragments(), ds.get_fragments())
+        if appended is None:
             return False
-        appended = fragments[len(loaded):]
         if appended:
             try:
                 table = ds.scanner(columns=_READ_COLUMNS, fragments=appended, scan_in_order=True,
@@ -492,10 +511,22 @@ class Manifest:
         return self._children
 
     def descendants(self, prefix: str) -> list[Entry]:
+        """Every entry inside the namespace ``prefix`` (an object_id), at any depth: walked
+        through the children index, so a DropNamespace costs what the namespace holds, not
+        what the manifest holds (a scan of every entry took 254 ms at 100,000 namespaces)."""
         self.current()
-        start = prefix + ID_DELIMITER
+        if not prefix:
+            return []
         with self._reading():
-            return [e for oid, e in self._entries.items() if oid.startswith(start)]
+            index, found, parents = self._index(), [], [prefix]
+            while parents:
+                parent = parents.pop()
+                for kind in (NAMESPACE, TABLE, TABLE_VERSION):  # (a table's: rows of older releases)
+                    for name in index.get((parent, kind), ()):
+                        oid = parent + ID_DELIMITER + name
+                        found.append(self._entries[oid])
+                        parents.append(oid)
+            return found
 
     def with_prefix(self, prefix: str, kind: str) -> list[Entry]:
         """The entries of ``kind`` whose object_id starts with ``prefix``, by object_id."""
@@ -701,40 +732,108 @@ class Manifest:
 
     # -- upkeep --------------------------------------------------------------
     def _maybe_compact(self) -> None:
-        """Every ``compact_every`` versions a compaction, every ``retain_versions`` a cleanup."""
-        if self.compact_every and self._version % self.compact_every == 0:
-            self.compact()
-        elif self._version % self.retain_versions == 0:  # (under our caller's lock)
-            _cleanup(self._private(), self.retain_versions)  # private: readers use self._ds unlocked
+        """Every ``compact_every`` versions a compaction, every ``retain_versions`` a cleanup,
+        on a thread of their own: the write that made one due answers first, and writers go
+        on while it works (a compaction rewrites up to SEALED_ROWS rows per fragment with
+        deleted rows, ~30 ms each, and was the p99 of declares and deregistrations at a
+        million tables while it ran inside them)."""
+        compact = bool(self.compact_every) and self._version % self.compact_every == 0
+        if not compact and self._version % self.retain_versions:
+            return
+        with self._upkeep_lock:
+            self._upkeep_due = max(self._upkeep_due, _COMPACT if compact else _CLEAN_UP)
+            if self._upkeep is None:  # else the running one takes this next
+                # not a daemon: an exiting interpreter lets it finish (else its files stay behind)
+                self._upkeep = threading.Thread(target=self._run_upkeep, name=f"manifest upkeep {self.uri}")
+                self._upkeep.start()
 
-    def compact(self) -> None:
-        """Merge the small fragments and rewrite those with deleted rows (:mod:`.compaction`),
-        then remove all but the newest ``retain_versions`` versions."""
+    def _run_upkeep(self) -> None:
+        while True:
+            with self._upkeep_lock:
+                due, self._upkeep_due = self._upkeep_due, 0
+                if not due:
+                    self._upkeep = None
+                    return
+            try:
+                if due == _COMPACT:
+                    self.compact()
+                else:
+                    self._clean_up()
+            except Exception as e:  # noqa: BLE001 - upkeep never fails a write; the next one tries again
+                log.warning("manifest upkeep of %s failed: %s", self.uri, e)
+
+    def wait_for_upkeep(self) -> None:
+        """Return when the compactions and cleanups due so far are done (tests, benchmarks)."""
+        while (thread := self._upkeep) is not None:
+            thread.join()
+
+    def _clean_up(self) -> None:
         with self._lock:
             if self._ds is None:
                 return
+            ds = self._private()  # private: readers use self._ds unlocked
+        _cleanup(ds, self.retain_versions)
+
+    def compact(self) -> None:
+        """Merge the small fragments and rewrite those with deleted rows (:mod:`.compaction`),
+        then remove all but the newest ``retain_versions`` versions.
+
+        The rewrite is written without the lock, so writers go on meanwhile, and committed
+        under it on top of what they appended.  Writers that did more than append (a
+        delete, another process's compaction) make it give up; after ``_GIVE_UPS`` in a row
+        the next one holds the lock throughout, so steady deletes cannot starve it (the
+        writers then wait for it: ~30 ms per fragment with deleted rows, as when every
+        compaction ran inside the write that made it due)."""
+        hold = self._compactions_given_up >= _GIVE_UPS
+        with self._lock if hold else contextlib.nullcontext():
+            with self._lock:
+                if self._ds is None:
+                    return
+                try:
+                    self.refresh()  # plan on the latest version
+                    ds, duplicates = self._private(), self._duplicates
+                except Exception as e:  # upkeep must never fail the write that triggered it
+                    log.info("manifest compaction of %s skipped: %s", self.uri, e)
+                    return
             try:
-                self.refresh()  # plan on the latest version (a stale plan's commit is refused anyway)
-                ds = self._private()
-                done = compaction.rewrite(ds, self.uri, self.storage_options, self._duplicates)
-            except Exception as e:  # upkeep must never fail the write that triggered it
+                done = compaction.prepare(ds, self.uri, self.storage_options, duplicates)
+            except Exception as e:
                 log.info("manifest compaction of %s skipped: %s", self.uri, e)
                 return
             if done is None:  # nothing to rewrite: the old versions go all the same
                 _cleanup(ds, self.retain_versions)
                 return
-            new_ds, moved = done
-            if self._duplicates or ds.version != self._version:
-                self._load(new_ds)
-            else:  # the same entries, fewer files: the rewritten rows live in new fragments
-                self._ds, self._version = new_ds, new_ds.version
-                for oids, fragments in moved:
-                    rows = iter(oids.to_pylist())
-                    for metadata in fragments:  # written in order, physical_rows each
-                        key = _fragment_key(metadata)
-                        for oid in itertools.islice(rows, metadata.physical_rows):
-                            self._where[oid] = key
-            _cleanup(new_ds, self.retain_versions)
+            with self._lock:
+                committed = self._commit_compaction(done)
+        if committed is not None:
+            _cleanup(committed, self.retain_versions)
+
+    def _commit_compaction(self, done: compaction.Rewrite):
+        """Commit ``done`` on top of the latest version (under the lock); the new dataset, or
+        None when it was given up (its files removed)."""
+        try:
+            self.refresh()
+            appended = _appended_since(done.base.get_fragments(), self._ds.get_fragments())
+            if appended is None:
+                raise ConcurrentModificationError("the manifest changed since the plan, not only by appends")
+            new_ds = done.commit(appended, self._version)
+        except Exception as e:  # noqa: BLE001 - the next interval compacts instead
+            done.discard()
+            self._compactions_given_up += 1
+            log.info("manifest compaction of %s given up: %s", self.uri, e)
+            return None
+        self._compactions_given_up = 0
+        if self._duplicates:
+            self._load(new_ds)
+        else:  # the same entries, fewer files: the rewritten rows live in new fragments
+            self._ds, self._version = new_ds, new_ds.version
+            for oids, fragments in done.moved:
+                rows = iter(oids.to_pylist())
+                for metadata in fragments:  # written in order, physical_rows each
+                    key = _fragment_key(metadata)
+                    for oid in itertools.islice(rows, metadata.physical_rows):
+                        self._where[oid] = key
+        return new_ds
 
 
 def _cleanup(ds, retain_versions: int) -> None:
