@@ -11,7 +11,7 @@ from lance_namespace import CreateNamespaceRequest, ListTablesRequest
 
 import lance_ns
 from lance_ns.impls.dir import compaction
-from lance_ns.impls.dir import manifest as manifest_module
+from lance_ns.impls.dir import upkeep
 from lance_ns.impls.dir.manifest import NAMESPACE, TABLE, Entry, Exists, Manifest
 
 
@@ -367,16 +367,16 @@ def test_a_compaction_overtaken_by_a_delete_gives_up_and_leaves_no_files(tmp_pat
         return done
 
     monkeypatch.setattr(compaction, "prepare", overtaken)
-    for attempt in range(manifest_module._GIVE_UPS):
+    for attempt in range(upkeep.GIVE_UPS):
         before, files = len(lance.dataset(m.uri).get_fragments()), _data_files(m.uri)
         m.compact()
         assert waited[-1] is False, "the delete went on while the compaction wrote"
         assert len(lance.dataset(m.uri).get_fragments()) == before - 1, "given up (only the delete landed)"
-        assert m._compactions_given_up == attempt + 1
+        assert m.upkeep.given_up == attempt + 1
         assert _data_files(m.uri) <= files, "the given-up compaction's files are removed"
     m.compact()
     assert waited[-1] is True, "this one held the lock while it wrote"
-    assert m._compactions_given_up == 0
+    assert m.upkeep.given_up == 0
     for deleter in deleters:
         deleter.join(30)
     m.wait_for_upkeep()

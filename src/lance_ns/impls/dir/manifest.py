@@ -27,7 +27,7 @@ Where this one differs is how it keeps the table:
   compact), so storage stays proportional to the entries, not to the number
   of commits, and finding the latest version (a listing of ``_versions/``)
   stays cheap.  Both run on a thread after the write that made them due
-  (:meth:`Manifest.wait_for_upkeep` waits for them), never inside a write.
+  (:mod:`.upkeep`), never inside a write.
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ from ...base import refuse_blocking
 from ...errors import ConcurrentModificationError
 from ...paging import SortedNames
 from . import compaction
+from .upkeep import Upkeep
 from .layout import ID_DELIMITER, MANIFEST_DIR
 
 log = logging.getLogger(__name__)
@@ -75,11 +76,6 @@ SCHEMA = pa.schema(
 )
 _READ_COLUMNS = ["object_id", "object_type", "location", "metadata"]
 _MAX_ATTEMPTS = 20
-#: upkeep due (Manifest._maybe_compact), the larger includes the smaller
-_CLEAN_UP, _COMPACT = 1, 2
-#: compactions given up in a row (writers changed more than appends meanwhile) before the
-#: next one holds the writers' lock throughout
-_GIVE_UPS = 3
 #: from this many rows a new process answers its first read of one entry by a scan for
 #: that row while the manifest loads on a thread (below it, loading it all is as quick)
 COLD_LOOKUP_ROWS = 50_000
@@ -166,16 +162,10 @@ def _rows(table: pa.Table, fragment_keys: dict[int, str]) -> Iterator[tuple[Entr
             yield Entry(oid, kind, location, _parse_metadata(meta)), key
 
 
-def _file_path(data_file) -> str:
-    # pylance 14's DataFile.path builds a class on every call (~25 us); a delete at a
-    # million tables reads ~120 of them, so the stored attribute is read when there
-    return getattr(data_file, "_path", None) or data_file.path
-
-
 def _fragment_key(metadata) -> str:
     """What names a fragment across versions: its first data file (a compaction's Overwrite
     renumbers every fragment it keeps, but keeps their files)."""
-    return _file_path(metadata.files[0])
+    return compaction.file_path(metadata.files[0])
 
 
 def _appended_keys(ds, n: int) -> list[str | None]:
@@ -195,25 +185,6 @@ def _appended_keys(ds, n: int) -> list[str | None]:
 
 def _fragment_keys(fragments) -> dict[int, str]:
     return {f.fragment_id: _fragment_key(f.metadata) for f in fragments}
-
-
-def _identity(fragment) -> tuple:
-    """What a fragment holds: its id, data files, rows and deleted rows (pylance's
-    merge_insert rewrites a fragment under the same id: the files tell)."""
-    meta = fragment.metadata
-    d = meta.deletion_file
-    return (fragment.fragment_id, tuple(map(_file_path, meta.files)), meta.physical_rows,
-            None if d is None else (d.id, d.read_version, d.num_deleted_rows))
-
-
-def _appended_since(loaded: list, fragments: list) -> list | None:
-    """The fragments of a newer version (``fragments``) appended after those of an older
-    one (``loaded``), when that is all that changed: every loaded fragment still there,
-    first, with the same deletions; None otherwise."""
-    old = [_identity(f) for f in loaded]
-    if [_identity(f) for f in fragments[: len(old)]] != old:
-        return None
-    return fragments[len(old):]
 
 
 def _fragment_deletion(ds, groups: dict[str, list[str]]) -> tuple[int, object]:
@@ -292,10 +263,7 @@ class Manifest:
         self.cold_lookups = True
         self._loader: threading.Thread | None = None  # the background load, once started
         self._abandon = threading.Event()  # set at interpreter exit: the background load stops
-        self._upkeep_lock = threading.Lock()  # taken after self._lock, never before it
-        self._upkeep: threading.Thread | None = None  # the running compaction or cleanup
-        self._upkeep_due = 0  # _CLEAN_UP or _COMPACT: what the running one does next
-        self._compactions_given_up = 0
+        self.upkeep = Upkeep(self)
 
     # -- reading -------------------------------------------------------------
     @property
@@ -417,7 +385,7 @@ class Manifest:
         caller loads it all."""
         if self._ds is None or ds is None:
             return False
-        appended = _appended_since(self._ds.get_fragments(), ds.get_fragments())
+        appended = compaction.appended_since(self._ds.get_fragments(), ds.get_fragments())
         if appended is None:
             return False
         if appended:
@@ -606,7 +574,7 @@ class Manifest:
                         self._put(entry, key)
                 else:
                     self._settle(ds, entries)
-                self._maybe_compact()
+                self.upkeep.after_commit(self._version)
                 return
         raise ConcurrentModificationError(f"could not add {entries[0].object_id!r} to the manifest")
 
@@ -673,7 +641,7 @@ class Manifest:
                         self._drop(oid)
                 else:
                     self._load(self._open())
-                self._maybe_compact()
+                self.upkeep.after_commit(self._version)
                 return removed
 
     def _deletion(self, ds, oids: list[str]) -> tuple[int, object]:
@@ -730,123 +698,28 @@ class Manifest:
         if entry is not None and self._children is not None:
             self._children.get((entry.parent, entry.kind), SortedList()).discard(entry.name)
 
-    # -- upkeep --------------------------------------------------------------
-    def _maybe_compact(self) -> None:
-        """Every ``compact_every`` versions a compaction, every ``retain_versions`` a cleanup,
-        on a thread of their own: the write that made one due answers first, and writers go
-        on while it works (a compaction rewrites up to SEALED_ROWS rows per fragment with
-        deleted rows, ~30 ms each, and was the p99 of declares and deregistrations at a
-        million tables while it ran inside them)."""
-        compact = bool(self.compact_every) and self._version % self.compact_every == 0
-        if not compact and self._version % self.retain_versions:
-            return
-        with self._upkeep_lock:
-            self._upkeep_due = max(self._upkeep_due, _COMPACT if compact else _CLEAN_UP)
-            if self._upkeep is None:  # else the running one takes this next
-                # not a daemon: an exiting interpreter lets it finish (else its files stay behind)
-                self._upkeep = threading.Thread(target=self._run_upkeep, name=f"manifest upkeep {self.uri}")
-                self._upkeep.start()
-
-    def _run_upkeep(self) -> None:
-        while True:
-            with self._upkeep_lock:
-                due, self._upkeep_due = self._upkeep_due, 0
-                if not due:
-                    self._upkeep = None
-                    return
-            try:
-                if due == _COMPACT:
-                    self.compact()
-                else:
-                    self._clean_up()
-            except Exception as e:  # noqa: BLE001 - upkeep never fails a write; the next one tries again
-                log.warning("manifest upkeep of %s failed: %s", self.uri, e)
+    # -- upkeep (:mod:`.upkeep`) ----------------------------------------------
+    def compact(self) -> None:
+        """Compact now, on this thread (:meth:`.upkeep.Upkeep.compact`)."""
+        self.upkeep.compact()
 
     def wait_for_upkeep(self) -> None:
         """Return when the compactions and cleanups due so far are done (tests, benchmarks)."""
-        while (thread := self._upkeep) is not None:
-            thread.join()
+        self.upkeep.wait()
 
-    def _clean_up(self) -> None:
-        with self._lock:
-            if self._ds is None:
-                return
-            ds = self._private()  # private: readers use self._ds unlocked
-        _cleanup(ds, self.retain_versions)
-
-    def compact(self) -> None:
-        """Merge the small fragments and rewrite those with deleted rows (:mod:`.compaction`),
-        then remove all but the newest ``retain_versions`` versions.
-
-        The rewrite is written without the lock, so writers go on meanwhile, and committed
-        under it on top of what they appended.  Writers that did more than append (a
-        delete, another process's compaction) make it give up; after ``_GIVE_UPS`` in a row
-        the next one holds the lock throughout, so steady deletes cannot starve it (the
-        writers then wait for it: ~30 ms per fragment with deleted rows, as when every
-        compaction ran inside the write that made it due)."""
-        hold = self._compactions_given_up >= _GIVE_UPS
-        with self._lock if hold else contextlib.nullcontext():
-            with self._lock:
-                if self._ds is None:
-                    return
-                try:
-                    self.refresh()  # plan on the latest version
-                    ds, duplicates = self._private(), self._duplicates
-                except Exception as e:  # upkeep must never fail the write that triggered it
-                    log.info("manifest compaction of %s skipped: %s", self.uri, e)
-                    return
-            try:
-                done = compaction.prepare(ds, self.uri, self.storage_options, duplicates)
-            except Exception as e:
-                log.info("manifest compaction of %s skipped: %s", self.uri, e)
-                return
-            if done is None:  # nothing to rewrite: the old versions go all the same
-                _cleanup(ds, self.retain_versions)
-                return
-            with self._lock:
-                committed = self._commit_compaction(done)
-        if committed is not None:
-            _cleanup(committed, self.retain_versions)
-
-    def _commit_compaction(self, done: compaction.Rewrite):
-        """Commit ``done`` on top of the latest version (under the lock); the new dataset, or
-        None when it was given up (its files removed)."""
-        try:
-            self.refresh()
-            appended = _appended_since(done.base.get_fragments(), self._ds.get_fragments())
-            if appended is None:
-                raise ConcurrentModificationError("the manifest changed since the plan, not only by appends")
-            new_ds = done.commit(appended, self._version)
-        except Exception as e:  # noqa: BLE001 - the next interval compacts instead
-            done.discard()
-            self._compactions_given_up += 1
-            log.info("manifest compaction of %s given up: %s", self.uri, e)
-            return None
-        self._compactions_given_up = 0
+    def _adopt_compaction(self, new_ds, done: compaction.Rewrite) -> None:
+        """After ``done`` was committed as ``new_ds`` on top of the loaded version (under the lock)."""
         if self._duplicates:
             self._load(new_ds)
-        else:  # the same entries, fewer files: the rewritten rows live in new fragments
-            self._ds, self._version = new_ds, new_ds.version
-            for oids, fragments in done.moved:
-                rows = iter(oids.to_pylist())
-                for metadata in fragments:  # written in order, physical_rows each
-                    key = _fragment_key(metadata)
-                    for oid in itertools.islice(rows, metadata.physical_rows):
-                        self._where[oid] = key
-        return new_ds
-
-
-def _cleanup(ds, retain_versions: int) -> None:
-    """All but the newest ``retain_versions`` versions removed.  Every read checks which
-    version is latest, which lists ``_versions/`` (~0.7 us a file on local disk: 18 us with
-    5 files, 86 us with 100); a root grown by sealed bulk fragments compacts nothing, and
-    before this ran between compactions too its versions piled up (a describe at 1M tables
-    cost 2.4x its cost at 1k)."""
-    try:
-        # Readers lagging further behind than this reopen and retry (see Manifest._load).
-        ds.cleanup_old_versions(retain_versions=retain_versions, error_if_tagged_old_versions=False)
-    except Exception as e:  # noqa: BLE001 - old versions are only space
-        log.warning("manifest cleanup of %s failed: %s", ds.uri, e)
+            return
+        # the same entries, fewer files: the rewritten rows live in new fragments
+        self._ds, self._version = new_ds, new_ds.version
+        for oids, fragments in done.moved:
+            rows = iter(oids.to_pylist())
+            for metadata in fragments:  # written in order, physical_rows each
+                key = _fragment_key(metadata)
+                for oid in itertools.islice(rows, metadata.physical_rows):
+                    self._where[oid] = key
 
 
 def table_bytes(uri: str, storage_options: dict | None) -> int:
