@@ -97,7 +97,8 @@ class Rewrite:
     the version it was planned on, and per group of rewritten rows (their object_ids, the
     fragments they were written to, in order)."""
 
-    base: object  # the dataset at the version planned on
+    schema: object
+    planned: list  # the fragments of the version planned on (to check what changed since)
     listed: list
     moved: list[tuple[pa.ChunkedArray, list]]
     written: list
@@ -112,7 +113,7 @@ class Rewrite:
         from lance.dataset import LanceDataset, LanceOperation
 
         listed = self.listed + [f.metadata for f in appended]
-        return LanceDataset.commit(self.uri, LanceOperation.Overwrite(self.base.schema, listed),
+        return LanceDataset.commit(self.uri, LanceOperation.Overwrite(self.schema, listed),
                                    read_version=read_version, max_retries=0, storage_options=self.storage_options)
 
     def discard(self) -> None:
@@ -130,7 +131,7 @@ def prepare(ds, uri: str, storage_options: dict | None, duplicates: bool) -> Rew
     keep = plan(fragments, everything=duplicates)
     if keep is None:
         return None
-    done = Rewrite(ds, [], [], [], uri, storage_options)
+    done = Rewrite(ds.schema, fragments, [], [], [], uri, storage_options)
     pending: list = []
 
     def rewrite_pending():

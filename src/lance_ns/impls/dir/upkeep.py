@@ -122,7 +122,7 @@ class Upkeep:
         m = self.manifest
         try:
             m.refresh()
-            appended = compaction.appended_since(done.base.get_fragments(), m._ds.get_fragments())
+            appended = compaction.appended_since(done.planned, m._ds.get_fragments())
             if appended is None:
                 raise ConcurrentModificationError("the manifest changed since the plan, not only by appends")
             new_ds = done.commit(appended, m._version)
