@@ -115,6 +115,28 @@ def test_both_write_one_directory(tmp_path):
         assert ns.list_tables(ListTablesRequest(id=["b"])).tables == []
 
 
+
+def test_a_namespace_tree_dropped_by_ours_is_gone_for_pylance_and_back(tmp_path):
+    """Our Cascade DropNamespace (found through the children index) removes the whole tree,
+    a namespace whose name shares the prefix stays, and pylance sees exactly that and can
+    reuse the name; what pylance writes there is read back by ours."""
+    ours = lance_ns.connect("dir", {"root": str(tmp_path), "manifest_compact_every": "4"})
+    rust = RustDirectoryNamespace(root=str(tmp_path))
+    for ns in (["a"], ["a", "b"], ["ab"]):
+        ours.create_namespace(CreateNamespaceRequest(id=ns))
+    rust.declare_table(DeclareTableRequest(id=["a", "b", "deep"]))
+    ours.declare_table(DeclareTableRequest(id=["a", "top"]))
+    ours.declare_table(DeclareTableRequest(id=["ab", "kept"]))
+    ours.drop_namespace({"id": ["a"], "behavior": "Cascade"})
+    ours.manifest.wait_for_upkeep()
+    assert rust.list_namespaces(ListNamespacesRequest(id=[])).namespaces == ["ab"]
+    assert rust.list_tables(ListTablesRequest(id=["ab"])).tables == ["kept"]
+    rust.create_namespace(CreateNamespaceRequest(id=["a"]))
+    rust.declare_table(DeclareTableRequest(id=["a", "top"]))
+    assert ours.list_namespaces({"id": ["a"]}).namespaces == []
+    assert ours.list_tables({"id": ["a"]}).tables == ["top"]
+
+
 def test_deregistered_root_tables_are_hidden_both_ways(tmp_path):
     ours = lance_ns.connect("dir", {"root": str(tmp_path)})
     ours.create_table(CreateTableRequest(id=["keep"]), ipc(DATA))
