@@ -78,3 +78,69 @@ def test_pylance_sees_and_fills_what_a_bulk_declare_made(ns, tmp_path):
     assert {"p0", "p1", "p2"} <= set(theirs.list_tables(ListTablesRequest(id=["t"])).tables)
     lance.write_dataset(pa.table({"x": [1, 2, 3]}), namespace_client=theirs, table_id=["t", "p1"], mode="append")
     assert lance.dataset(namespace_client=ns, table_id=["t", "p1"]).to_table()["x"].to_pylist() == [1, 2, 3]
+
+
+@pytest.fixture
+def helper_spawns(monkeypatch):
+    """Every batch of 2 or more writes its markers from the helper process; the helpers started."""
+    import subprocess
+
+    from lance_ns.impls.dir import layout
+
+    monkeypatch.setattr(layout, "HELPER_MARKERS", 2)
+    spawned, plain = [], subprocess.Popen
+    monkeypatch.setattr(layout.subprocess, "Popen", lambda *a, **k: spawned.append(a) or plain(*a, **k))
+    return spawned
+
+
+def _table_dirs(ns) -> set[str]:
+    return {name for name, is_dir in ns.files.list_dir(ns.root) if is_dir and not name.startswith("_")}
+
+
+def test_a_helper_process_writes_the_markers_while_the_batch_is_planned(ns, helper_spawns):
+    ns.batch_commit_tables(_declares([f"h{i}" for i in range(300)]))
+    assert len(helper_spawns) == 1
+    assert len(_table_dirs(ns)) == 300
+    for i in (0, 150, 299):
+        location = ns.describe_table({"id": ["t", f"h{i}"]}).location
+        assert ns.files.exists(location + "/.lance-reserved")
+    assert ns.describe_table({"id": ["t", "h299"], "check_declared": True}).is_only_declared
+
+
+def test_a_batch_that_loses_a_name_to_another_process_leaves_none_of_its_markers(ns, helper_spawns, monkeypatch):
+    """Checked free, taken by another process before the commit: the commit refuses
+    the batch after the helper wrote its markers; none of them is left."""
+    other = lance_ns.connect("dir", {"root": ns.root})
+    plain = ns._create_tables
+
+    def racing(planned):
+        other.declare_table({"id": ["t", "a150"]})
+        return plain(planned)
+
+    monkeypatch.setattr(ns, "_create_tables", racing)
+    with pytest.raises(TableAlreadyExistsError):
+        ns.batch_commit_tables(_declares([f"a{i}" for i in range(300)]))
+    assert len(helper_spawns) == 1
+    theirs = other.describe_table({"id": ["t", "a150"]}).location
+    assert _table_dirs(ns) == {theirs.rstrip("/").rsplit("/", 1)[-1]}, "only the other process's table"
+    assert ns.files.exists(theirs + "/.lance-reserved")
+    assert ns.list_tables({"id": ["t"]}).tables == ["a150"]
+
+
+def test_a_marker_the_helper_cannot_write_withdraws_the_whole_batch(ns, helper_spawns, monkeypatch):
+    """The manifest commit succeeded, a marker did not: every entry is withdrawn and
+    every marker and directory the helper made is removed."""
+    from lance_ns.impls.dir import layout
+
+    monkeypatch.setattr(layout.random, "getrandbits", lambda bits: 0)  # locations known in advance
+    blocked = ns.default_location(["t"], "b7")
+    with open(blocked, "w") as f:  # a file where the table's directory would go
+        f.write("in the way")
+    before_version = ns.manifest.version
+    with pytest.raises(Exception) as info:
+        ns.batch_commit_tables(_declares([f"b{i}" for i in range(20)]))
+    assert "marker" in str(info.value) and len(helper_spawns) == 1
+    assert ns.list_tables({"id": ["t"]}).tables == []
+    assert lance_ns.connect("dir", {"root": ns.root}).list_tables({"id": ["t"]}).tables == []
+    assert ns.manifest.version > before_version  # committed, then withdrawn
+    assert _table_dirs(ns) == set() and open(blocked).read() == "in the way"

@@ -381,8 +381,9 @@ class CatalogNamespace(NamespaceBase):
                                 has_data=False)
 
     def _declare_response(self, table: CatalogTable) -> DeclareTableResponse:
-        # built from checked values: not validated again (a bulk declare builds thousands)
-        return DeclareTableResponse.model_construct(
+        # validated: pydantic 2's model_construct resolves every default in Python, and costs
+        # 7 us against 3 us for this (a bulk declare builds one per table)
+        return DeclareTableResponse(
             location=table.location, storage_options=self.storage_options or None, properties=table.properties or None,
             managed_versioning=True if is_managed(table) else None,
         )
@@ -489,10 +490,12 @@ class CatalogNamespace(NamespaceBase):
     def _declared(self, ns: list[str], table: CatalogTable) -> None:
         """After a declared table's entry is stored."""
 
-    def _declared_many(self, planned: list[tuple[list[str], CatalogTable]]) -> None:
-        """After a bulk declaration's entries are stored (default: ``_declared`` each)."""
-        for ns, table in planned:
-            self._declared(ns, table)
+    def _declaring_many(self, count: int) -> "AfterEntries":
+        """What a bulk declaration of ``count`` tables writes beside their entries: told
+        each table as it is planned (``add``), then ``finish`` once the entries are
+        stored, or ``abandon`` when the declaration failed.  Default: ``_declared``
+        each, at ``finish``."""
+        return AfterEntries(self)
 
     def _batch_reads(self) -> contextlib.AbstractContextManager:
         """Around the checks of a batch: a backend whose reads each ask the catalog for
@@ -561,3 +564,21 @@ class CatalogNamespace(NamespaceBase):
         """Replace the table object's properties iff it is still as ``table`` was read
         (the catalog's own compare-and-swap); False when it changed meanwhile."""
         raise UnsupportedOperationError(f"implementation-managed tables: {self.managed_refusal}")
+
+
+class AfterEntries:
+    """A bulk declaration's ``_declared`` calls, made once its entries are stored
+    (:meth:`CatalogNamespace._declaring_many`)."""
+
+    def __init__(self, ns: CatalogNamespace):
+        self.ns, self.planned = ns, []
+
+    def add(self, ns: list[str], table: CatalogTable) -> None:
+        self.planned.append((ns, table))
+
+    def finish(self) -> None:
+        for ns, table in self.planned:
+            self.ns._declared(ns, table)
+
+    def abandon(self) -> None:
+        """Nothing was written before ``finish``."""

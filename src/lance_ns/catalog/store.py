@@ -74,7 +74,8 @@ CONTRACT: dict[str, str] = {
     "schema_changed": "after a commit changed the schema: a catalog keeping columns updates them",
     "managed_default": "whether the connection makes new tables implementation-managed",
     "_declared": "after a declared table's entry is stored (the directory's marker file)",
-    "_declared_many": "the same after a bulk declaration (dir: the marker files written in parallel)",
+    "_declaring_many": "the same for a bulk declaration, told each table as it is planned "
+                       "(dir: the marker files, written by a helper process meanwhile)",
     "_batch_reads": "around a batch's checks: ask the catalog for its latest state once (dir: one manifest check)",
     "_registered": "after a registered table's entry is stored",
     "_deregistered": "after a deregistered table's entry is removed",

@@ -434,7 +434,7 @@ class TableVersions:
         try:
             declares = [(i, req) for i, (kind, req) in enumerate(ops) if kind == "declare_table"]
             for (i, req), declared in zip(declares, self.declare_many([req for _, req in declares])):
-                results[i] = CommitTableResult.model_construct(declare_table=declared)
+                results[i] = CommitTableResult(declare_table=declared)  # (faster than model_construct)
                 undo.append(lambda r=req, d=declared: self.ns.data_ops.undo_declaration(r.id, d.location, {
                     **self.ns.storage_options, **(d.storage_options or {})}))
             versions = [(i, req) for i, (kind, req) in enumerate(ops) if kind == "create_table_version"]
@@ -471,14 +471,23 @@ class TableVersions:
         """Several declarations at once, all or none (BatchCommitTables): checked like
         DeclareTable, stored with one ``_create_tables`` (one catalog commit where the
         backend has one), so a bulk declare does not pay a commit per table."""
-        with self.ns._batch_reads():
-            planned = [self.ns._declaration(r) for r in requests]
-        self.ns._create_tables(planned)
+        beside = self.ns._declaring_many(len(requests))  # dir: the marker files, written as planned
         try:
-            self.ns._declared_many(planned)
+            with self.ns._batch_reads():
+                planned = []
+                for r in requests:
+                    planned.append(self.ns._declaration(r))
+                    beside.add(*planned[-1])
+            self.ns._create_tables(planned)
+        except Exception:
+            beside.abandon()
+            raise
+        try:
+            beside.finish()
         except Exception:
             for ns, table in planned:  # nothing is left of a failed declaration
                 self.ns._withdraw_entry(ns, table.name)
+            beside.abandon()
             raise
         return [self.ns._declare_response(table) for _, table in planned]
 

@@ -543,14 +543,12 @@ class DirectoryNamespace(CatalogNamespace):
                 raise
         self._invalidate_listing()
 
-    def _declared_many(self, planned):
-        """The marker files of a bulk declaration, written together (:meth:`Files.write_many`)."""
-        if self.manifest is None or len(planned) < 2:
-            return super()._declared_many(planned)
-        try:  # a failure: the caller (TableVersions.declare_many) withdraws every entry
-            self.files.write_many([storage.join(table.location, RESERVED) for _, table in planned], MARKER_BODY)
-        finally:
-            self._invalidate_listing()
+    def _declaring_many(self, count):
+        """The marker files of a bulk declaration, written while it is planned and
+        committed (:class:`.layout.MarkerWriter`)."""
+        if self.manifest is None or count < 2:  # without the manifest, the marker is the table: one by one
+            return super()._declaring_many(count)
+        return _BulkMarkers(self.files.marker_writer(count, MARKER_BODY), self._invalidate_listing)
 
     def _batch_reads(self):
         return self.manifest.one_check() if self.manifest is not None else super()._batch_reads()
@@ -577,3 +575,25 @@ class DirectoryNamespace(CatalogNamespace):
     # -- implementation-managed tables: the history in the version store ----------------------
     def managed_default(self) -> bool:
         return self.bool_prop("managed_versioning", self.bool_prop("table_version_tracking_enabled", False))
+
+
+class _BulkMarkers:
+    """:meth:`DirectoryNamespace._declaring_many`: the tables' locations to a MarkerWriter."""
+
+    def __init__(self, writer, invalidate_listing):
+        self.writer, self._invalidate_listing = writer, invalidate_listing
+
+    def add(self, ns, table) -> None:
+        self.writer.add(table.location)
+
+    def finish(self) -> None:
+        try:
+            self.writer.finish()
+        finally:
+            self._invalidate_listing()
+
+    def abandon(self) -> None:
+        try:
+            self.writer.abandon()
+        finally:
+            self._invalidate_listing()
