@@ -8,6 +8,7 @@ checks it through the other, down to reading the rows with pylance.
 from __future__ import annotations
 
 import io
+import os
 
 import lance
 import pyarrow as pa
@@ -293,3 +294,54 @@ def test_a_root_with_version_rows_in_its_manifest_is_moved_out_when_opened(tmp_p
     reopened.rename_table({"id": ["io", "it"], "new_table_name": "it2"})
     assert reopened.describe_table(DescribeTableRequest(id=["io", "it2"])).version == 3
     assert _rows(lance.dataset(namespace_client=reopened, table_id=["io", "it2"])) == [1, 1, 1, 2, 2, 2, 3, 3, 3]
+
+
+@pytest.mark.parametrize("theirs_change", ["declare", "deregister"])
+def test_pylance_committing_while_our_compaction_writes(tmp_path, monkeypatch, theirs_change):
+    """Our manifest compaction writes on a thread, without the writers' lock; pylance's
+    DirectoryNamespace (another writer we do not coordinate with) commits meanwhile.
+    Either change of theirs is followed by pylance's own compaction, an Overwrite of the
+    whole manifest (seen with pylance 14: a declare is a merge-insert, then one fragment
+    of every row), so what ours planned on is gone: ours gives up, removing its files,
+    and both sides see the same tables, each once."""
+    import threading
+
+    from lance_ns.impls.dir import compaction
+
+    root = str(tmp_path)
+    ours = lance_ns.connect("dir", {"root": root, "manifest_compact_every": "4"})
+    ours.create_namespace({"id": ["t"]})
+    writing, go_on, plain, written = threading.Event(), threading.Event(), compaction.prepare, []
+
+    def held(*args, **kwargs):
+        writing.set()
+        assert go_on.wait(30)
+        done = plain(*args, **kwargs)
+        written.extend(compaction.file_path(f) for _, fragments in done.moved for meta in fragments
+                       for f in meta.files)
+        return done
+
+    monkeypatch.setattr(compaction, "prepare", held)
+    for i in range(3):  # the third makes a compaction due
+        ours.declare_table({"id": ["t", f"o{i}"]})
+    assert writing.wait(30), "our compaction is writing"
+    theirs = RustDirectoryNamespace(root=root)
+    if theirs_change == "declare":
+        theirs.declare_table(DeclareTableRequest(id=["t", "p0"]))
+        expected = ["o0", "o1", "o2", "p0"]
+    else:
+        theirs.deregister_table(DeregisterTableRequest(id=["t", "o1"]))
+        expected = ["o0", "o2"]
+    go_on.set()
+    ours.manifest.wait_for_upkeep()
+
+    rows = lance.dataset(f"{root}/__manifest").to_table().column("object_id").to_pylist()
+    assert sorted(rows) == sorted(["t"] + [f"t${n}" for n in expected]), "each entry once, none lost"
+    assert ours.manifest.upkeep.given_up == 1, "what it planned on was rewritten by theirs: given up"
+    assert written and not set(written) & set(os.listdir(f"{root}/__manifest/data")), \
+        "no data file of the given-up compaction is left"
+    fresh = lance_ns.connect("dir", {"root": root})
+    assert fresh.list_tables({"id": ["t"]}).tables == expected
+    assert sorted(RustDirectoryNamespace(root=root).list_tables(ListTablesRequest(id=["t"])).tables) == expected
+    ours.declare_table({"id": ["t", "after"]})  # and ours goes on writing
+    assert "after" in RustDirectoryNamespace(root=root).list_tables(ListTablesRequest(id=["t"])).tables
