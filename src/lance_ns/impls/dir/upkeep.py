@@ -49,8 +49,11 @@ class Upkeep:
         with self._lock:
             self._due = max(self._due, _COMPACT if compact else _CLEAN_UP)
             if self._thread is None:
-                # not a daemon: an exiting interpreter lets it finish (else its files stay behind)
-                self._thread = threading.Thread(target=self._run, name=f"manifest upkeep {m.uri}")
+                # not a daemon: an exiting interpreter lets it finish (else its files stay behind,
+                # or, inside Lance when the interpreter finalizes, it aborts the process).  Said
+                # outright: a thread inherits the flag of the one starting it, and a write called
+                # back by pylance runs on a pool thread started from pylance's own (a daemon)
+                self._thread = threading.Thread(target=self._run, name=f"manifest upkeep {m.uri}", daemon=False)
                 self._thread.start()
 
     def _run(self) -> None:
