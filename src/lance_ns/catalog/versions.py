@@ -36,7 +36,6 @@ from ..errors import (
     ConcurrentModificationError,
     InvalidInputError,
     InvalidTableStateError,
-    TableAlreadyExistsError,
     TableVersionNotFoundError,
     UnsupportedOperationError,
 )
@@ -513,12 +512,8 @@ class TableVersions:
             seen.add((slot, tuple(key)))
             ops.append((kind, req))
         for kind, req in ops:  # what can be told without changing anything
-            ns, name = split_table_id(req.id)
-            if kind == "declare_table":
-                self.ns._require_table_namespace(ns)
-                if self.ns._get_table(ns, name) is not None:
-                    raise TableAlreadyExistsError(f"table {to_string(ns + [name])!r} already exists")
-            elif kind == "deregister_table" or (kind == "delete_table_versions" and not self._declared_in(ops, req.id)):
+            # (a declaration is checked when declare_many plans it, before anything changes)
+            if kind == "deregister_table" or (kind == "delete_table_versions" and not self._declared_in(ops, req.id)):
                 self.ns._lance_table(req.id)
             if kind == "delete_table_versions" and not req.ranges:
                 raise InvalidInputError("a delete_table_versions operation needs at least one range")
