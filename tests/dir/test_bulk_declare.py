@@ -144,3 +144,15 @@ def test_a_marker_the_helper_cannot_write_withdraws_the_whole_batch(ns, helper_s
     assert lance_ns.connect("dir", {"root": ns.root}).list_tables({"id": ["t"]}).tables == []
     assert ns.manifest.version > before_version  # committed, then withdrawn
     assert _table_dirs(ns) == set() and open(blocked).read() == "in the way"
+
+
+def test_a_name_too_long_for_the_disk_in_a_bulk_is_invalid_input_and_leaves_nothing(ns, helper_spawns):
+    """255 characters is a valid name, but a nested table's directory adds a prefix: the
+    helper's ENAMETOOLONG comes back as the caller's error (13), not a server error."""
+    from lance_namespace import LanceNamespaceError
+
+    with pytest.raises(LanceNamespaceError) as info:
+        ns.batch_commit_tables(_declares(["fine0", "fine1", "n" * 255]))
+    assert info.value.code == 13, info.value
+    assert len(helper_spawns) == 1
+    assert ns.list_tables({"id": ["t"]}).tables == [] and _table_dirs(ns) == set()

@@ -223,20 +223,24 @@ class Files:
 _HELPER = r"""
 import os, sys
 body, stdin, tail = sys.argv[1].encode(), sys.stdin.buffer, b""
-while chunk := stdin.read1(1 << 16):
-    *paths, tail = (tail + chunk).split(b"\0")
-    for path in paths:
-        try:
-            os.mkdir(os.path.dirname(path))
-        except FileExistsError:
-            pass
-        except FileNotFoundError:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            os.write(fd, body)
-        finally:
-            os.close(fd)
+try:
+    while chunk := stdin.read1(1 << 16):
+        *paths, tail = (tail + chunk).split(b"\0")
+        for path in paths:
+            try:
+                os.mkdir(os.path.dirname(path))
+            except FileExistsError:
+                pass
+            except FileNotFoundError:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                os.write(fd, body)
+            finally:
+                os.close(fd)
+except OSError as e:  # told as "errno message" on the last line
+    sys.stderr.write(f"\n{e.errno or 0} {e}\n")
+    sys.exit(1)
 """
 
 
@@ -282,8 +286,10 @@ class MarkerWriter:
             self.files.write_many([storage.join(location, RESERVED) for location in self.locations], self.data)
             return
         error = self._stop()
-        if error is not None:
-            raise OSError(f"writing the marker files of a bulk declaration failed: {error}")
+        if error is not None:  # its errno kept: a name too long for the disk is the caller's error (13)
+            code, _, message = error.partition(" ")
+            raise OSError(int(code) if code.isdigit() else 0,
+                          f"writing the marker files of a bulk declaration failed: {message or error}")
 
     def _stop(self) -> str | None:
         """Wait for the helper; its error (the last line it printed), or None."""
@@ -295,7 +301,7 @@ class MarkerWriter:
         err = proc.stderr.read().decode(errors="replace").strip()
         if proc.wait() == 0:
             return None
-        return err.splitlines()[-1] if err else f"the helper exited with {proc.returncode}"
+        return err.splitlines()[-1] if err else f"0 the helper exited with {proc.returncode}"
 
     def abandon(self) -> None:
         """Remove the markers of a declaration that failed, and the directories they made
