@@ -251,9 +251,11 @@ class MarkerWriter:
 
     On local disk a bulk is bound by the disk's pace of creating a directory and a file
     (~90 us each here) and by Python's planning and commit (~65 us a table).  A thread
-    cannot overlap them: each of its system calls would wait up to Python's switch
-    interval (5 ms) for the GIL the planning holds.  A helper process can: it writes the
-    markers as this one plans them, so a bulk costs the longer of the two, not their sum.
+    does not overlap them: after each system call it must take back the GIL the planning
+    holds.  A helper process does: it writes the markers as this one plans them, so a
+    bulk costs the longer of the two, not their sum (measured on tmpfs, 20,000 markers
+    beside a Python loop standing in for the planning: 26k/s written after it, 20-27k/s
+    by a thread, 41-46k/s by the helper).
     The spec's DeclareTable writes the marker before the manifest row, as this does.
     Elsewhere (object stores, small batches) they are written at ``finish``, by
     :meth:`Files.write_many`."""
