@@ -184,8 +184,12 @@ def _appended_keys(ds, n: int, fragment_ids: dict[str, int]) -> list[str | None]
     return [_fragment_key(meta) for meta in reversed(newest) for _ in range(meta.physical_rows)]
 
 
-def _fragment_keys(fragments) -> dict[int, str]:
-    return {f.fragment_id: _fragment_key(f.metadata) for f in fragments}
+def _fragment_keys(fragments, fragment_ids: dict[str, int] | None = None) -> dict[int, str]:
+    """Fragment id -> key of each fragment; added to ``fragment_ids`` (key -> id) if given."""
+    keys = {f.fragment_id: _fragment_key(f.metadata) for f in fragments}
+    if fragment_ids is not None:
+        fragment_ids.update((key, fragment_id) for fragment_id, key in keys.items())
+    return keys
 
 
 def _fragment_of(ds, key: str, fragment_ids: dict[str, int]):
@@ -260,8 +264,7 @@ class Manifest:
         #: object_id -> the key (:func:`_fragment_key`) of the fragment holding its row, so that
         #: a delete rewrites one fragment's deletions, not a scan of the whole table
         self._where: dict[str, str] = {}
-        #: fragment key -> its fragment id at the loaded version: a hint (a delete checks it),
-        #: so that a delete opens one fragment, not the metadata of every fragment
+        #: fragment key -> fragment id at the loaded version: a delete's hint (:func:`_fragment_of`)
         self._fragment_ids: dict[str, int] = {}
         self._versions_here: list[Entry] = []
         #: whether the loaded version holds rows sharing an object_id (a racing loser's row
@@ -415,9 +418,7 @@ class Manifest:
             except Exception as e:  # noqa: BLE001 - a concurrent cleanup: load it all instead
                 log.debug("reading appended manifest fragments failed (%s): loading it all", e)
                 return False
-            keys = _fragment_keys(appended)
-            self._fragment_ids.update((key, fragment_id) for fragment_id, key in keys.items())
-            for entry, key in _rows(table, keys):
+            for entry, key in _rows(table, _fragment_keys(appended, self._fragment_ids)):
                 if entry.object_id in self._entries:  # a racing loser's row, not yet backed out: the first wins
                     self._duplicates = True
                     continue
