@@ -27,6 +27,7 @@ import sys
 from urllib.parse import urlparse
 
 from ... import storage
+from . import small_files
 
 MANIFEST_DIR = "__manifest"
 #: lance-ns's own Lance table of the published versions of implementation-managed tables,
@@ -133,7 +134,7 @@ class Files:
         (the manifest's conditional commit).
         """
         if self.local:
-            return self._write_local(self._local_path(location), data, exclusive)
+            return small_files.write(self._local_path(location), data, exclusive)
         if exclusive and self.exists(location):
             return False
         fs, path = self._remote(location)
@@ -158,33 +159,12 @@ class Files:
                 list(pool.map(write, [locations[i::_WRITE_THREADS] for i in range(_WRITE_THREADS)]))
             return
         for location in locations:
-            self._write_local(self._local_path(location), data)
+            small_files.write(self._local_path(location), data)
 
     def marker_writer(self, count: int, data: bytes) -> "MarkerWriter":
         """Where a bulk declaration of ``count`` tables writes its marker files, fed as
         the tables are planned (:class:`MarkerWriter`)."""
         return MarkerWriter(self, data, helper=self.local and count >= HELPER_MARKERS)
-
-    @staticmethod
-    def _write_local(path: str, data: bytes, exclusive: bool = False) -> bool:
-        """With the fewest system calls: a bulk declaration makes thousands."""
-        try:
-            os.mkdir(os.path.dirname(path))
-        except FileExistsError:
-            pass
-        except FileNotFoundError:  # a parent missing too (a nested location)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | (os.O_EXCL if exclusive else os.O_TRUNC), 0o644)
-        except FileExistsError:
-            return False
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-        finally:
-            os.close(fd)
-        return True
 
     def delete_file(self, location: str) -> None:
         if self.local:
@@ -218,32 +198,6 @@ class Files:
             return None
 
 
-#: the helper's program: a directory and a marker file for each NUL-separated path read
-#: from stdin, as they come; stdlib only, so that it starts in ~12 ms
-_HELPER = r"""
-import os, sys
-body, stdin, tail = sys.argv[1].encode(), sys.stdin.buffer, b""
-try:
-    while chunk := stdin.read1(1 << 16):
-        *paths, tail = (tail + chunk).split(b"\0")
-        for path in paths:
-            try:
-                os.mkdir(os.path.dirname(path))
-            except FileExistsError:
-                pass
-            except FileNotFoundError:
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-            try:
-                os.write(fd, body)
-            finally:
-                os.close(fd)
-except OSError as e:  # told as "errno message" on the last line
-    sys.stderr.write(f"\n{e.errno or 0} {e}\n")
-    sys.exit(1)
-"""
-
-
 class MarkerWriter:
     """The marker files of a bulk declaration: ``add`` each as its table is planned,
     ``finish`` once the entries are committed (raises if one could not be written),
@@ -268,7 +222,7 @@ class MarkerWriter:
 
     def _start(self):
         try:
-            return subprocess.Popen([sys.executable, "-I", "-S", "-c", _HELPER, self.data.decode()],
+            return subprocess.Popen([sys.executable, "-I", "-S", small_files.__file__, self.data.decode()],
                                     stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         except OSError as e:  # no interpreter to start: written at finish() instead
             log.debug("marker helper not started (%s): written in this process", e)
