@@ -202,10 +202,10 @@ def _fragment_of(ds, key: str, fragment_ids: dict[str, int]):
         fragment = ds.get_fragment(fragment_id)
         if fragment is not None and _fragment_key(fragment.metadata) == key:
             return fragment
-    by_key = {_fragment_key(f.metadata): f for f in ds.get_fragments()}
     fragment_ids.clear()
-    fragment_ids.update((k, f.fragment_id) for k, f in by_key.items())
-    return by_key.get(key)
+    _fragment_keys(ds.get_fragments(), fragment_ids)
+    fragment_id = fragment_ids.get(key)
+    return None if fragment_id is None else ds.get_fragment(fragment_id)
 
 
 def _fragment_deletion(ds, groups: dict[str, list[str]], fragment_ids: dict[str, int]) -> tuple[int, object]:
