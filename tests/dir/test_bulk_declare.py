@@ -19,6 +19,19 @@ def ns(tmp_path):
     return ns
 
 
+@pytest.fixture
+def helper_spawns(monkeypatch):
+    """Every batch of 2 or more writes its markers from the helper process; the helpers started."""
+    import subprocess
+
+    from lance_ns.impls.dir import layout
+
+    monkeypatch.setattr(layout, "HELPER_MARKERS", 2)
+    spawned, plain = [], subprocess.Popen
+    monkeypatch.setattr(layout.subprocess, "Popen", lambda *a, **k: spawned.append(a) or plain(*a, **k))
+    return spawned
+
+
 def _declares(names):
     return {"operations": [{"declare_table": {"id": ["t", n]}} for n in names]}
 
@@ -65,32 +78,21 @@ def test_the_cli_declares_a_file_in_batches(tmp_path):
     assert refused.rc != 0 and json.loads(refused.out)["code"] == 13 and "bad.txt:1" in json.loads(refused.out)["error"]
 
 
-def test_pylance_sees_and_fills_what_a_bulk_declare_made(ns, tmp_path):
+def test_pylance_sees_and_fills_what_a_bulk_declare_made(ns, tmp_path, helper_spawns):
     """A client we did not write (pylance's DirectoryNamespace) lists the tables of a bulk
-    declaration and writes one of them; ours reads what it wrote."""
+    declaration (markers written by the helper process) and writes one of them; ours
+    reads what it wrote."""
     import lance
     import pyarrow as pa
     from lance.namespace import DirectoryNamespace
     from lance_namespace import ListTablesRequest
 
     ns.batch_commit_tables(_declares(["p0", "p1", "p2"]))
+    assert len(helper_spawns) == 1
     theirs = DirectoryNamespace(root=str(tmp_path / "lake"))
     assert {"p0", "p1", "p2"} <= set(theirs.list_tables(ListTablesRequest(id=["t"])).tables)
     lance.write_dataset(pa.table({"x": [1, 2, 3]}), namespace_client=theirs, table_id=["t", "p1"], mode="append")
     assert lance.dataset(namespace_client=ns, table_id=["t", "p1"]).to_table()["x"].to_pylist() == [1, 2, 3]
-
-
-@pytest.fixture
-def helper_spawns(monkeypatch):
-    """Every batch of 2 or more writes its markers from the helper process; the helpers started."""
-    import subprocess
-
-    from lance_ns.impls.dir import layout
-
-    monkeypatch.setattr(layout, "HELPER_MARKERS", 2)
-    spawned, plain = [], subprocess.Popen
-    monkeypatch.setattr(layout.subprocess, "Popen", lambda *a, **k: spawned.append(a) or plain(*a, **k))
-    return spawned
 
 
 def _table_dirs(ns) -> set[str]:
