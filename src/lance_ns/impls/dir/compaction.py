@@ -23,6 +23,7 @@ everything is (in order, the later rows dropped).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -49,14 +50,52 @@ def _identity(fragment) -> tuple:
             None if d is None else (d.id, d.read_version, d.num_deleted_rows))
 
 
-def appended_since(loaded: list, fragments: list) -> list | None:
+def identities(fragments: list) -> list[tuple]:
+    return [_identity(f) for f in fragments]
+
+
+def appended_since(loaded: list[tuple], fragments: list) -> list | None:
     """The fragments of a newer version (``fragments``) appended after those of an older
-    one (``loaded``), when that is all that changed: every loaded fragment still there,
-    first, with the same deletions; None otherwise."""
-    old = [_identity(f) for f in loaded]
-    if [_identity(f) for f in fragments[: len(old)]] != old:
+    one (``loaded``: their :func:`identities`), when that is all that changed: every
+    loaded fragment still there, first, with the same deletions; None otherwise."""
+    if identities(fragments[: len(loaded)]) != loaded:
         return None
-    return fragments[len(old):]
+    return fragments[len(loaded):]
+
+
+def rows_per_file(rows: int) -> int:
+    """The ``max_rows_per_file`` of an append of ``rows``: as many fragments as it holds
+    SEALED_ROWS, of equal size (10,000 rows: one fragment, not 8,192 and 1,808).  A
+    remainder fragment of a bulk append is never merged (it is not the trailing run
+    after the next append), and every fragment costs each commit: Lance's manifest
+    lists them all (an Overwrite ~40 us each)."""
+    files = max(rows // SEALED_ROWS, 1)
+    return -(-rows // files)
+
+
+@functools.cache
+def _plain_path_data_file() -> tuple[type, type]:
+    """pylance's DataFile, and a subclass whose ``path`` is the stored string: pylance's
+    property builds a class on every read (~25 us), and Lance reads it for each file of an
+    Overwrite (~6 ms of a compaction's commit, under the writers' lock, at a million tables)."""
+    from lance.fragment import DataFile
+
+    class PlainPathDataFile(DataFile):
+        @property
+        def path(self) -> str:
+            return self._path
+
+    return DataFile, PlainPathDataFile
+
+
+def _with_plain_paths(listed: list) -> list:
+    """``listed`` (fragment metadata of the caller's own), its data files' ``path`` made cheap."""
+    original, plain = _plain_path_data_file()
+    for meta in listed:
+        for data_file in meta.files:
+            if type(data_file) is original and hasattr(data_file, "_path"):
+                data_file.__class__ = plain
+    return listed
 
 
 def plan(fragments: list, everything: bool = False) -> list[bool] | None:
@@ -98,23 +137,26 @@ class Rewrite:
     fragments they were written to, in order)."""
 
     schema: object
-    planned: list  # the fragments of the version planned on (to check what changed since)
+    version: int  # the version planned on
+    planned: list[tuple]  # its fragments' identities (to check what changed since)
     listed: list
     moved: list[tuple[pa.ChunkedArray, list]]
     written: list
     uri: str
     storage_options: dict | None
 
-    def commit(self, appended: list, read_version: int):
-        """Commit as an Overwrite against ``read_version``, the planned version followed by
-        the fragments ``appended`` since (listed after the rewritten ones, so the table's
-        order is kept: the caller checked that nothing else changed).  No retries: Lance
-        refuses it if anything committed after ``read_version``."""
+    def commit(self, appended: list, base):
+        """Commit as an Overwrite on top of ``base`` (a dataset object of the caller's own, at
+        the latest version), the planned version followed by the fragments ``appended``
+        since (listed after the rewritten ones, so the table's order is kept: the caller
+        checked that nothing else changed).  No retries: Lance refuses it if anything
+        committed after ``base``.  Committed through ``base``, not the URI: Lance reuses
+        its loaded manifest instead of reading it again."""
         from lance.dataset import LanceDataset, LanceOperation
 
-        listed = self.listed + [f.metadata for f in appended]
-        return LanceDataset.commit(self.uri, LanceOperation.Overwrite(self.schema, listed),
-                                   read_version=read_version, max_retries=0, storage_options=self.storage_options)
+        listed = _with_plain_paths(self.listed + [f.metadata for f in appended])
+        return LanceDataset.commit(base, LanceOperation.Overwrite(self.schema, listed), read_version=base.version,
+                                   max_retries=0, storage_options=self.storage_options)
 
     def discard(self) -> None:
         storage.remove_data_files(self.uri, self.storage_options, self.written)
@@ -131,7 +173,7 @@ def prepare(ds, uri: str, storage_options: dict | None, duplicates: bool) -> Rew
     keep = plan(fragments, everything=duplicates)
     if keep is None:
         return None
-    done = Rewrite(ds.schema, fragments, [], [], [], uri, storage_options)
+    done = Rewrite(ds.schema, ds.version, identities(fragments), [], [], [], uri, storage_options)
     pending: list = []
 
     def rewrite_pending():
@@ -142,7 +184,7 @@ def prepare(ds, uri: str, storage_options: dict | None, duplicates: bool) -> Rew
         if rows.num_rows:
             new = lance.fragment.write_fragments(
                 rows, uri, schema=ds.schema, data_storage_version=ds.data_storage_version,
-                max_rows_per_file=SEALED_ROWS, storage_options=storage_options)
+                max_rows_per_file=rows_per_file(rows.num_rows), storage_options=storage_options)
             done.written.extend(new)
             done.listed.extend(new)
             done.moved.append((rows.column("object_id"), new))

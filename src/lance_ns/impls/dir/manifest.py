@@ -408,7 +408,7 @@ class Manifest:
         caller loads it all."""
         if self._ds is None or ds is None:
             return False
-        appended = compaction.appended_since(self._ds.get_fragments(), ds.get_fragments())
+        appended = compaction.appended_since(compaction.identities(self._ds.get_fragments()), ds.get_fragments())
         if appended is None:
             return False
         if appended:
@@ -586,7 +586,7 @@ class Manifest:
                 try:
                     # an append based on the version checked above (one data file + one commit)
                     ds = lance.write_dataset(row, self._private(), mode="append", storage_options=self.storage_options,
-                                             max_rows_per_file=compaction.SEALED_ROWS)  # (a dirty one is rewritten)
+                                             max_rows_per_file=compaction.rows_per_file(len(entries)))
                 except OSError as e:  # another commit landed first: check again
                     if not _lost_commit_race(e) or attempt == _MAX_ATTEMPTS - 1:
                         raise
@@ -625,7 +625,7 @@ class Manifest:
 
         op = LanceOperation.Delete(updated_fragments=[], deleted_fragment_ids=[fragment_id],
                                    predicate=f"object_id = {_literal(oid)}")
-        LanceDataset.commit(self.uri, op, read_version=ds.version, storage_options=self.storage_options)
+        LanceDataset.commit(ds, op, read_version=ds.version, storage_options=self.storage_options)
 
     def delete(self, oids: list[str]) -> int:
         """Remove the entries of ``oids``; the number of rows this call removed.
@@ -651,7 +651,9 @@ class Manifest:
                 try:
                     removed, op = self._deletion(ds, present)
                     if op is not None:
-                        ds = LanceDataset.commit(self.uri, op, read_version=base, storage_options=self.storage_options)
+                        # committed through our dataset object, not the URI: Lance reuses its
+                        # loaded manifest instead of reading it again (~1.5 ms at a million rows)
+                        ds = LanceDataset.commit(ds, op, read_version=base, storage_options=self.storage_options)
                     else:  # where the rows live is not known: Lance scans the table for them
                         removed = int(ds.delete(_in_list(present))["num_deleted_rows"])
                 except OSError as e:  # another delete of those fragments or a compaction landed first

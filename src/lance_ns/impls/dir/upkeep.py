@@ -125,10 +125,11 @@ class Upkeep:
         m = self.manifest
         try:
             m.refresh()
-            appended = compaction.appended_since(done.planned, m._ds.get_fragments())
+            appended = [] if m._version == done.version else compaction.appended_since(done.planned,
+                                                                                         m._ds.get_fragments())
             if appended is None:
                 raise ConcurrentModificationError("the manifest changed since the plan, not only by appends")
-            new_ds = done.commit(appended, m._version)
+            new_ds = done.commit(appended, m._private())
         except Exception as e:  # noqa: BLE001 - the next interval compacts instead
             done.discard()
             self.given_up += 1
