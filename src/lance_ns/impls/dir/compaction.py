@@ -31,7 +31,9 @@ import pyarrow as pa
 from ... import storage
 
 #: a fragment of this many rows is not merged again: a compaction rewrites about this
-#: many rows, and this many per fragment with deleted rows, whatever the number of tables
+#: many rows, and up to twice this many per fragment with deleted rows (appends and
+#: rewrites write fragments of SEALED_ROWS to twice that: rows_per_file), whatever the
+#: number of tables
 SEALED_ROWS = 8_192
 
 

@@ -179,7 +179,7 @@ def _fragment_key(metadata) -> str:
 
 def _appended_keys(ds, n: int, fragment_ids: dict[str, int]) -> list[str | None]:
     """The fragment key of each of the ``n`` rows the newest commit appended, in order
-    (one append writes fragments of at most SEALED_ROWS rows); None for each where the
+    (one append writes fragments of compaction.rows_per_file rows); None for each where the
     newest fragments do not hold exactly those rows.  Adds their keys to ``fragment_ids``."""
     newest, rows = [], 0
     for fragment in reversed(ds.get_fragments()):
