@@ -94,8 +94,7 @@ def cold_start(root: str, name: str, namespace: str = "t") -> dict:
 def measure(ns, root: str, size: int, rounds: int) -> dict:
     from lance_ns.impls.dir import manifest
     names = table_names(size, rounds)
-    ns.manifest.wait_for_upkeep()
-    os.sync()  # the growth's writeback (up to 900,000 marker files) is not a later call's cost
+    os.sync()  # (after grow(), which waits for its upkeep) the growth's writeback is not a later call's cost
     fig: dict[str, list[float]] = {}
     reads = rounds * 50
     fig["describe"] = _calls(lambda i: ns.describe_table({"id": ["t", names[i % len(names)]]}), reads)

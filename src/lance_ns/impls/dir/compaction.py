@@ -43,6 +43,31 @@ def file_path(data_file) -> str:
     return getattr(data_file, "_path", None) or data_file.path
 
 
+@functools.cache
+def _plain_path_data_file() -> tuple[type, type]:
+    """pylance's DataFile, and a subclass whose ``path`` is the stored string (as
+    :func:`file_path` reads it): Lance reads ``path`` for each file of an Overwrite (~6 ms
+    of a compaction's commit, under the writers' lock, at a million tables)."""
+    from lance.fragment import DataFile
+
+    class PlainPathDataFile(DataFile):
+        @property
+        def path(self) -> str:
+            return self._path
+
+    return DataFile, PlainPathDataFile
+
+
+def _with_plain_paths(listed: list) -> list:
+    """``listed`` (fragment metadata of the caller's own), its data files' ``path`` made cheap."""
+    original, plain = _plain_path_data_file()
+    for meta in listed:
+        for data_file in meta.files:
+            if type(data_file) is original and hasattr(data_file, "_path"):
+                data_file.__class__ = plain
+    return listed
+
+
 def _identity(fragment) -> tuple:
     """What a fragment holds: its id, data files, rows and deleted rows (pylance's
     merge_insert rewrites a fragment under the same id: the files tell)."""
@@ -73,31 +98,6 @@ def rows_per_file(rows: int) -> int:
     lists them all (an Overwrite ~40 us each)."""
     files = max(rows // SEALED_ROWS, 1)
     return -(-rows // files)
-
-
-@functools.cache
-def _plain_path_data_file() -> tuple[type, type]:
-    """pylance's DataFile, and a subclass whose ``path`` is the stored string: pylance's
-    property builds a class on every read (~25 us), and Lance reads it for each file of an
-    Overwrite (~6 ms of a compaction's commit, under the writers' lock, at a million tables)."""
-    from lance.fragment import DataFile
-
-    class PlainPathDataFile(DataFile):
-        @property
-        def path(self) -> str:
-            return self._path
-
-    return DataFile, PlainPathDataFile
-
-
-def _with_plain_paths(listed: list) -> list:
-    """``listed`` (fragment metadata of the caller's own), its data files' ``path`` made cheap."""
-    original, plain = _plain_path_data_file()
-    for meta in listed:
-        for data_file in meta.files:
-            if type(data_file) is original and hasattr(data_file, "_path"):
-                data_file.__class__ = plain
-    return listed
 
 
 def plan(fragments: list, everything: bool = False) -> list[bool] | None:
