@@ -146,19 +146,58 @@ def test_a_duplicate_committed_during_compaction_never_takes_the_name(tmp_path, 
     assert ds.count_rows() == 3
 
 
-def test_a_compaction_commits_without_pylances_costly_data_file_path(tmp_path, monkeypatch):
-    """pylance's ``DataFile.path`` builds a class on every read (~25 us) and Lance reads it
-    for every file an Overwrite lists: ~6 ms of each compaction's commit, under the
-    writers' lock, at a million tables.  The compaction lists its files with the plain
-    stored path, and commits the same table."""
-    m = _fragments(*[Entry(f"t{i}", TABLE, f"t{i}.lance") for i in range(5)], root=tmp_path)
+def test_a_duplicate_committed_inside_the_compactions_commit_never_takes_the_name(tmp_path, monkeypatch):
+    """Another process's append landing between the compaction's last check and its commit:
+    Lance rebases the compaction over it and lists the appended fragment before the
+    rewritten rows.  A racing loser's row there (its back-out not yet done) would come
+    first; the compaction lists that fragment again after its own."""
+    a = _fragments(Entry("seed", NAMESPACE), root=tmp_path)
+    loser = Manifest(str(tmp_path), {}, compact_every=0)
+    loser.refresh()
+    loser.refresh = lambda: None  # it checked before the winner's commit, as in a race
+    a.insert(Entry("x", TABLE, "winner.lance"))
+    a.insert(Entry("y", TABLE, "y.lance"))
+    monkeypatch.setattr(Manifest, "_remove_fragment", lambda *a: None)  # its back-out not yet done
+    real = compaction.Rewrite.commit
+
+    def loser_commits_inside(done, base):
+        with pytest.raises(Exists):
+            loser.insert(Entry("x", TABLE, "loser.lance"))
+        return real(done, base)
+
+    monkeypatch.setattr(compaction.Rewrite, "commit", loser_commits_inside)
+    a.compact()
+    monkeypatch.undo()
+    ds = lance.dataset(a.uri)
+    assert a.upkeep.given_up == 0 and [f.metadata.physical_rows for f in ds.get_fragments()] == [3, 1]
+    assert ds.to_table(filter="object_id = 'x'").column("location").to_pylist() == ["winner.lance", "loser.lance"]
+    assert Manifest(str(tmp_path), {}).get("x").location == "winner.lance"
+    assert a.get("x").location == "winner.lance" and a.get("y").location == "y.lance"
+
+
+def test_a_compaction_hands_lance_only_what_it_rewrote(tmp_path, monkeypatch):
+    """Every fragment it does not rewrite is Lance's to keep, with its deleted rows: the
+    commit lists the new fragment alone (pylance's ``DataFile.path``, ~25 us a read, is
+    read for its one file), however many fragments the table has."""
+    monkeypatch.setattr("lance_ns.impls.dir.compaction.SEALED_ROWS", 20)
+    m = Manifest(str(tmp_path), {}, compact_every=0)
+    m.insert_many([Entry(f"big{i:03d}", TABLE, f"big{i}.lance") for i in range(200)])  # 10 sealed fragments
+    assert m.delete(["big000", "big105"]) == 2  # one row in 20: below DIRTY_SHARE, left as a deletion
+    for i in range(3):
+        m.insert(Entry(f"t{i}", TABLE, f"t{i}.lance"))
     reads = []
     costly = lance.fragment.DataFile.path
     monkeypatch.setattr(lance.fragment.DataFile, "path", property(lambda f: reads.append(f) or costly.fget(f)))
     m.compact()
-    assert [f.metadata.physical_rows for f in lance.dataset(m.uri).get_fragments()] == [5]
-    assert reads == []
-    assert [Manifest(str(tmp_path), {}).get(f"t{i}").location for i in range(5)] == [f"t{i}.lance" for i in range(5)]
+    monkeypatch.undo()
+    fragments = lance.dataset(m.uri).get_fragments()
+    assert [f.metadata.physical_rows for f in fragments] == [20] * 10 + [3]
+    assert [i for i, f in enumerate(fragments) if f.metadata.deletion_file is not None] == [0, 5]
+    assert len(reads) == 1, "the new fragment's file, not the table's"
+    fresh = Manifest(str(tmp_path), {})
+    assert fresh.get("big000") is None and fresh.get("big105") is None and fresh.get("big104").location == "big104.lance"
+    assert [fresh.get(f"t{i}").location for i in range(3)] == ["t0.lance", "t1.lance", "t2.lance"]
+    assert len(fresh.children("", TABLE)) == 201
 
 
 def test_bulk_appends_and_rewrites_write_fragments_of_equal_size():
@@ -212,17 +251,24 @@ def test_compaction_cost_does_not_grow_with_the_table(tmp_path, monkeypatch):
     ds = lance.dataset(m.uri)
     assert [f.metadata.physical_rows for f in ds.get_fragments()] == [100, 100, 100, 32]
     assert ds.count_rows() == 332 and Manifest(str(tmp_path), {}).get("new31").location == "new31.lance"
-    m.delete([f"big{i:04d}" for i in range(0, 300, 3)])  # a third of each sealed fragment
+    m.delete([f"big{i:04d}" for i in range(0, 300, 25)])  # spread: 4 rows of each sealed fragment
     rewritten.clear()
     m.compact()
-    assert rewritten == [200], "the fragments with deleted rows are rewritten, and only they"
-    assert sorted(f.metadata.physical_rows for f in lance.dataset(m.uri).get_fragments()) == [32, 100, 100]
+    assert rewritten == [], "fewer than DIRTY_SHARE of a fragment's rows deleted: it stays, deletions and all"
+    m.delete([f"big{i:04d}" for i in range(1, 100, 3)])  # a third of the first sealed fragment
+    m.compact()
+    assert rewritten == [64], "the fragment that lost a third of its rows is rewritten, and only it"
+    assert [f.metadata.physical_rows for f in lance.dataset(m.uri).get_fragments()] == [64, 100, 100, 32]
+    fresh = Manifest(str(tmp_path), {})
+    assert fresh.get("big0000") is None and fresh.get("big0001") is None and fresh.get("big0002").location == "big2.lance"
+    assert len(fresh.children("", TABLE)) == 332 - 12 - 32
 
 
 @pytest.mark.parametrize("change", ["insert", "delete"])
-def test_a_commit_that_a_full_compaction_overtook_is_retried(tmp_path, change):
-    """Lance refuses an append or delete planned before a concurrent full compaction's
-    Overwrite ("incompatible transaction"); the manifest re-checks and commits again."""
+def test_a_commit_that_a_full_compaction_overtook_lands(tmp_path, change):
+    """A full compaction (duplicates present) removes every fragment: Lance refuses a
+    delete planned before it (the row's fragment is gone) and the manifest re-checks and
+    deletes again; an append planned before it Lance rebases over it."""
     a = Manifest(str(tmp_path), {})
     a.insert(Entry("x", TABLE, "x.lance"))
     b = Manifest(str(tmp_path), {})
@@ -238,7 +284,7 @@ def test_a_commit_that_a_full_compaction_overtook_is_retried(tmp_path, change):
     else:
         assert b.delete(["x"]) == 1
         assert Manifest(str(tmp_path), {}).get("x") is None
-    assert len(calls) > 1, "the first attempt must have met the compaction"
+        assert len(calls) > 1, "the first attempt must have met the compaction"
 
 
 def test_changes_planned_before_a_rewrite_land_after_it(tmp_path):
@@ -364,14 +410,21 @@ def test_a_delete_opens_the_fragment_it_needs_not_every_fragments_metadata(tmp_p
     for oid in ["big0005", "big0999", "new2", "theirs"]:  # a bulk's, a declare's, another process's row
         keys_read.clear()
         assert m.delete([oid]) == 1 and len(keys_read) == 1, oid
-    m.compact()  # renumbers every fragment: the hint is stale
+    m.compact()  # the trailing run merged in place, under its first id; every other fragment as it was
+    for oid in ["big0500", "new4"]:  # a kept fragment's row, a merged one's
+        keys_read.clear()
+        assert m.delete([oid]) == 1 and len(keys_read) == 1, oid
+    other = Manifest(str(tmp_path), {}, compact_every=0)
+    other.refresh()
+    other._duplicates = True  # another process rewrites the whole table: every id is new
+    other.compact()
     fragments = len(lance.dataset(m.uri).get_fragments())
     keys_read.clear()
-    assert m.delete(["big0500"]) == 1 and len(keys_read) >= fragments > 5, "a stale hint: every key read once"
+    assert m.delete(["big0550"]) == 1 and len(keys_read) >= fragments > 5, "a stale hint: every key read once"
     keys_read.clear()
     assert m.delete(["big0600"]) == 1 and len(keys_read) == 1
     assert Manifest(str(tmp_path), {}).get("big0600") is None
-    assert len(Manifest(str(tmp_path), {}).children("", TABLE)) == 1000 + 5 + 1 - 6
+    assert len(Manifest(str(tmp_path), {}).children("", TABLE)) == 1000 + 5 + 1 - 8
 
 
 def _data_files(uri) -> set[str]:
@@ -449,19 +502,53 @@ def test_a_compaction_overtaken_by_a_delete_gives_up_and_leaves_no_files(tmp_pat
 
 
 
-def test_a_compaction_plans_the_trailing_run_and_every_dirty_fragment():
+def test_a_delete_elsewhere_while_a_compaction_writes_is_kept_and_it_commits(tmp_path, monkeypatch):
+    """Deletes spread over the table (deregistrations at a million tables) no longer make a
+    compaction give up: a delete from a fragment it does not rewrite lands meanwhile, Lance
+    rebases the compaction over it, and the row stays deleted."""
+    monkeypatch.setattr("lance_ns.impls.dir.compaction.SEALED_ROWS", 20)
+    m = Manifest(str(tmp_path), {}, compact_every=0)
+    m.insert_many([Entry(f"big{i:03d}", TABLE, f"big{i}.lance") for i in range(200)])
+    for i in range(3):
+        m.insert(Entry(f"t{i}", TABLE, f"t{i}.lance"))
+    other = Manifest(str(tmp_path), {}, compact_every=0)  # another process
+    plain = compaction.prepare
+
+    def deleted_meanwhile(*args, **kwargs):
+        done = plain(*args, **kwargs)
+        assert other.delete(["big050"]) == 1
+        m.delete(["big150"])  # and one of this process's (the lock is free while it writes)
+        return done
+
+    monkeypatch.setattr(compaction, "prepare", deleted_meanwhile)
+    m.compact()
+    assert m.upkeep.given_up == 0
+    fragments = lance.dataset(m.uri).get_fragments()
+    assert [f.metadata.physical_rows for f in fragments] == [20] * 10 + [3], "the run merged"
+    assert [i for i, f in enumerate(fragments) if f.metadata.deletion_file is not None] == [2, 7]
+    for reader in (m, Manifest(str(tmp_path), {})):
+        assert reader.get("big050") is None and reader.get("big150") is None
+        assert reader.get("big051").location == "big51.lance" and reader.get("t2").location == "t2.lance"
+        assert len(reader.children("", TABLE)) == 201
+
+
+def test_a_compaction_plans_the_trailing_run_and_the_fragments_that_lost_many_rows():
     """The plan rewrites the trailing run of small fragments (a binary counter) and every
-    fragment with deleted rows (Lance's Overwrite takes none of them as it is)."""
+    fragment that lost DIRTY_SHARE of its rows; fewer deletions stay as deletion files."""
     from types import SimpleNamespace
 
-    def fragment(rows, dirty=False):
-        return SimpleNamespace(metadata=SimpleNamespace(num_rows=rows, deletion_file=object() if dirty else None))
+    def fragment(rows, deleted=0):
+        return SimpleNamespace(metadata=SimpleNamespace(
+            physical_rows=rows, num_rows=rows - deleted, deletion_file=object() if deleted else None))
 
     sealed = compaction.SEALED_ROWS
-    fragments = [fragment(sealed), fragment(sealed, True), fragment(sealed), fragment(6), fragment(2), fragment(3)]
+    share = int(sealed * compaction.DIRTY_SHARE) + 1
+    fragments = [fragment(sealed), fragment(sealed, share), fragment(sealed, 1), fragment(6), fragment(2), fragment(3)]
     assert compaction.plan(fragments) == [True, False, True, True, False, False]  # 6 > 2 + 3: not yet
     assert compaction.plan(fragments[:3] + [fragment(5)]) == [True, False, True, True]
     assert compaction.plan([fragment(sealed), fragment(7)]) is None
+    assert compaction.plan([fragment(sealed, 1), fragment(20, 1)]) is None, "a few deleted rows are no reason"
+    assert compaction.plan([fragment(sealed), fragment(7, 3)]) == [True, False]
     assert compaction.plan(fragments, everything=True) == [False] * 6
 
 

@@ -317,8 +317,7 @@ def test_pylance_committing_while_our_compaction_writes(tmp_path, monkeypatch, t
         writing.set()
         assert go_on.wait(30)
         done = plain(*args, **kwargs)
-        written.extend(compaction.file_path(f) for _, fragments in done.moved for meta in fragments
-                       for f in meta.files)
+        written.extend(compaction.file_path(f) for meta in done.written for f in meta.files)
         return done
 
     monkeypatch.setattr(compaction, "prepare", held)

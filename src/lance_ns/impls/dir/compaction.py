@@ -1,29 +1,37 @@
 """How a manifest table (``__manifest``, or the version store) is compacted.
 
-Small fragments are merged and those with deleted rows rewritten, every other fragment
-is reused as it is: the cost of a compaction does not grow with the number of entries.
+Small fragments are merged and those with many deleted rows rewritten, every other
+fragment is left as it is, deletions included: the cost of a compaction does not grow
+with the number of entries, nor with deletions spread over the whole table.
 
 The trailing small fragments are merged like a binary counter (:func:`plan`: fragment
 sizes double towards the oldest, so a row is rewritten about log n times, and never again
-once its fragment holds ``SEALED_ROWS``).
+once its fragment holds ``SEALED_ROWS``); a fragment is rewritten for its deletions once
+``DIRTY_SHARE`` of its rows are gone (Lance's own default for materializing deletions).
 
 A compaction is written first (:func:`prepare`, the costly part: no lock held, so the
-namespace's writers go on meanwhile) and committed after (:meth:`Rewrite.commit`): an
-Overwrite of the new list followed by the fragments appended since the plan, against the
-latest version, without retries.  The table's order is kept (merged rows stay where their
-fragments were, appended ones after), so "the first row wins" still names the winner;
-anything else that changed since the plan (a delete, another compaction), or any commit
-landing during the commit itself, and it is given up and its files removed.  (Not Lance's
-own compaction: its Rewrite is accepted next to a concurrent append and puts the merged
-rows after it, so a losing duplicate appended meanwhile would come first, and "the first
-row wins" would hand the name to the loser.)  Lance takes a fragment into an Overwrite only
-without a deletion file, hence dirty fragments are rewritten; with duplicates present
-everything is (in order, the later rows dropped).
+namespace's writers go on meanwhile) and committed after (:meth:`Rewrite.commit`) as
+Lance's Update, in place: each run of rewritten fragments becomes the fragment(s) written
+for it, under its first ids, where it was; the rest of the run's ids are removed.  The
+table's order is kept whatever lands meanwhile (an append goes after everything, as it
+would have), so "the first row wins" still names the winner of a racing declare.  Every
+other fragment is Lance's to keep, with the deletions other writers make meanwhile (Lance
+rebases the commit over them); a delete from a rewritten fragment since the plan makes it
+give up (Lance refuses one landing during the commit itself), and its files are removed.
+
+Not an Overwrite (it takes no fragment with a deletion file, so every compaction had to
+rewrite every fragment with a deleted row: at a million tables, spread deregistrations
+made that about every row, ~2 s of writers held up), nor Lance's own compaction (its
+Rewrite, like an Update's new fragments, goes after a concurrent append: a racing loser's
+duplicate appended meanwhile would come first and take the name).  With duplicates
+present everything is rewritten (in order, the later rows dropped).
 """
 
 from __future__ import annotations
 
-import functools
+import dataclasses
+import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -31,41 +39,18 @@ import pyarrow as pa
 from ... import storage
 
 #: a fragment of this many rows is not merged again: a compaction rewrites about this
-#: many rows, and up to twice this many per fragment with deleted rows (appends and
+#: many rows, and up to twice this many per fragment with many deleted rows (appends and
 #: rewrites write fragments of SEALED_ROWS to twice that: rows_per_file), whatever the
 #: number of tables
 SEALED_ROWS = 8_192
+#: the share of a fragment's rows deleted before a compaction rewrites it for them
+DIRTY_SHARE = 0.1
 
 
 def file_path(data_file) -> str:
     # pylance 14's DataFile.path builds a class on every call (~25 us); a delete at a
     # million tables reads ~120 of them, so the stored attribute is read when there
     return getattr(data_file, "_path", None) or data_file.path
-
-
-@functools.cache
-def _plain_path_data_file() -> tuple[type, type]:
-    """pylance's DataFile, and a subclass whose ``path`` is the stored string (as
-    :func:`file_path` reads it): Lance reads ``path`` for each file of an Overwrite (~6 ms
-    of a compaction's commit, under the writers' lock, at a million tables)."""
-    from lance.fragment import DataFile
-
-    class PlainPathDataFile(DataFile):
-        @property
-        def path(self) -> str:
-            return self._path
-
-    return DataFile, PlainPathDataFile
-
-
-def _with_plain_paths(listed: list) -> list:
-    """``listed`` (fragment metadata of the caller's own), its data files' ``path`` made cheap."""
-    original, plain = _plain_path_data_file()
-    for meta in listed:
-        for data_file in meta.files:
-            if type(data_file) is original and hasattr(data_file, "_path"):
-                data_file.__class__ = plain
-    return listed
 
 
 def _identity(fragment) -> tuple:
@@ -95,9 +80,14 @@ def rows_per_file(rows: int) -> int:
     SEALED_ROWS, of equal size (10,000 rows: one fragment, not 8,192 and 1,808).  A
     remainder fragment of a bulk append is never merged (it is not the trailing run
     after the next append), and every fragment costs each commit: Lance's manifest
-    lists them all (an Overwrite ~40 us each)."""
+    lists them all."""
     files = max(rows // SEALED_ROWS, 1)
     return -(-rows // files)
+
+
+def _worth_rewriting(meta) -> bool:
+    """Whether a fragment has lost DIRTY_SHARE of its rows to deletions."""
+    return meta.deletion_file is not None and meta.num_rows <= (1 - DIRTY_SHARE) * meta.physical_rows
 
 
 def plan(fragments: list, everything: bool = False) -> list[bool] | None:
@@ -106,11 +96,12 @@ def plan(fragments: list, everything: bool = False) -> list[bool] | None:
 
     Rewritten: the trailing run (from the newest fragment back, an older one joins
     while it holds no more rows than those gathered after it and is not sealed: a
-    binary counter), every fragment with a deletion file (an Overwrite takes none, so
-    no fewer can be), or, with ``everything``, all of them."""
+    binary counter), every fragment that lost DIRTY_SHARE of its rows (any fewer
+    deletions stay where they are, as Lance's deletion files), or, with
+    ``everything``, all of them."""
     if everything:
         return [False] * len(fragments)
-    keep = [f.metadata.deletion_file is None for f in fragments]
+    keep = [not _worth_rewriting(f.metadata) for f in fragments]
     gathered = run = 0
     for i in range(len(fragments) - 1, -1, -1):
         rows = fragments[i].metadata.num_rows
@@ -119,7 +110,7 @@ def plan(fragments: list, everything: bool = False) -> list[bool] | None:
         keep[i] = False
         gathered += rows
         run += 1
-    if run == 1 and fragments[-1].metadata.deletion_file is None:
+    if run == 1 and not _worth_rewriting(fragments[-1].metadata):
         keep[-1] = True  # one small fragment on its own: merging it changes nothing
     return None if all(keep) else keep
 
@@ -134,31 +125,48 @@ def first_rows(rows: pa.Table) -> pa.Table:
 
 @dataclass
 class Rewrite:
-    """A compaction written but not committed (:func:`prepare`): the new fragment list of
-    the version it was planned on, and per group of rewritten rows (their object_ids, the
-    fragments they were written to, in order)."""
+    """A compaction written but not committed (:func:`prepare`): the fragments it rewrites
+    (as planned), and per run of them, their ids, the fragments written for them and the
+    object_ids of their rows, in order."""
 
-    schema: object
     version: int  # the version planned on
-    planned: list[tuple]  # its fragments' identities (to check what changed since)
-    listed: list
-    moved: list[tuple[pa.ChunkedArray, list]]
-    written: list
+    rewritten: dict[int, tuple]  # fragment id -> identity (to check what changed since)
+    runs: list[tuple[list[int], list, pa.ChunkedArray]]
     uri: str
     storage_options: dict | None
 
-    def commit(self, appended: list, base):
-        """Commit as an Overwrite on top of ``base`` (a dataset object of the caller's own, at
-        the latest version), the planned version followed by the fragments ``appended``
-        since (listed after the rewritten ones, so the table's order is kept: the caller
-        checked that nothing else changed).  No retries: Lance refuses it if anything
-        committed after ``base``.  Committed through ``base``, not the URI: Lance reuses
-        its loaded manifest instead of reading it again."""
+    @property
+    def written(self) -> list:
+        return [meta for _, written, _ in self.runs for meta in written]
+
+    def placed(self) -> Iterator[tuple[int, object, list[str]]]:
+        """Each fragment written: the id it takes, its metadata, the object_ids of its rows."""
+        for ids, written, oids in self.runs:
+            rows = iter(oids.to_pylist())
+            for fragment_id, metadata in zip(ids, written):  # in order, physical_rows each
+                yield fragment_id, metadata, list(itertools.islice(rows, metadata.physical_rows))
+
+    def unchanged_in(self, fragments: list) -> bool:
+        """Whether every rewritten fragment is in ``fragments`` (a newer version's) as planned:
+        a delete of one of its rows since, or another compaction, and the commit would lose
+        or duplicate rows."""
+        by_id = {f.fragment_id: f for f in fragments}
+        return all(fid in by_id and _identity(by_id[fid]) == planned for fid, planned in self.rewritten.items())
+
+    def commit(self, base):
+        """Commit in place on top of ``base`` (a dataset object of the caller's own, at the
+        latest version): each run's first ids hold what was written for it, its other ids
+        go.  No retries: Lance refuses it when a commit landing meanwhile deleted from a
+        rewritten fragment, and rebases it over any other (an append stays after)."""
         from lance.dataset import LanceDataset, LanceOperation
 
-        listed = _with_plain_paths(self.listed + [f.metadata for f in appended])
-        return LanceDataset.commit(base, LanceOperation.Overwrite(self.schema, listed), read_version=base.version,
-                                   max_retries=0, storage_options=self.storage_options)
+        updated, removed = [], []
+        for ids, written, _ in self.runs:
+            updated += [dataclasses.replace(meta, id=fid) for fid, meta in zip(ids, written)]
+            removed += ids[len(written):]
+        op = LanceOperation.Update(removed_fragment_ids=removed, updated_fragments=updated)
+        return LanceDataset.commit(base, op, read_version=base.version, max_retries=0,
+                                   storage_options=self.storage_options)
 
     def discard(self) -> None:
         storage.remove_data_files(self.uri, self.storage_options, self.written)
@@ -166,40 +174,36 @@ class Rewrite:
 
 def prepare(ds, uri: str, storage_options: dict | None, duplicates: bool) -> Rewrite | None:
     """Plan a compaction of ``ds`` (a dataset object of the caller's own, at the version
-    it plans on) and write the rewritten fragments: None when nothing is worth a commit.
-    This is the costly part (it reads and writes up to ``SEALED_ROWS`` rows per rewritten
-    fragment) and needs no lock; on failure the files it wrote are removed and the error raised."""
+    it plans on) and write the rewritten rows: None when nothing is worth a commit.  This
+    is the costly part (it reads and writes the trailing run, under twice ``SEALED_ROWS``
+    rows, and each fragment that lost many rows) and needs no lock; on failure the files
+    it wrote are removed and the error raised."""
     import lance
 
     fragments = ds.get_fragments()
     keep = plan(fragments, everything=duplicates)
     if keep is None:
         return None
-    done = Rewrite(ds.schema, ds.version, identities(fragments), [], [], [], uri, storage_options)
-    pending: list = []
-
-    def rewrite_pending():
-        if not pending:
-            return
-        rows = ds.scanner(fragments=pending, scan_in_order=True).to_table()
-        rows = first_rows(rows) if duplicates else rows
-        if rows.num_rows:
-            new = lance.fragment.write_fragments(
-                rows, uri, schema=ds.schema, data_storage_version=ds.data_storage_version,
-                max_rows_per_file=rows_per_file(rows.num_rows), storage_options=storage_options)
-            done.written.extend(new)
-            done.listed.extend(new)
-            done.moved.append((rows.column("object_id"), new))
-        pending.clear()
-
-    try:
-        for fragment, kept in zip(fragments, keep):
-            if kept:
-                rewrite_pending()
-                done.listed.append(fragment.metadata)
+    done = Rewrite(ds.version, {f.fragment_id: _identity(f) for f, kept in zip(fragments, keep) if not kept}, [],
+                   uri, storage_options)
+    runs: list[list] = []
+    for i, (fragment, kept) in enumerate(zip(fragments, keep)):
+        if not kept:
+            if i and not keep[i - 1]:
+                runs[-1].append(fragment)
             else:
-                pending.append(fragment)
-        rewrite_pending()
+                runs.append([fragment])
+    try:
+        for run in runs:
+            rows = ds.scanner(fragments=run, scan_in_order=True).to_table()
+            rows = first_rows(rows) if duplicates else rows
+            written = []
+            if rows.num_rows:  # no more fragments than the run had: each takes one of its ids
+                per_file = max(rows_per_file(rows.num_rows), -(-rows.num_rows // len(run)))
+                written = lance.fragment.write_fragments(
+                    rows, uri, schema=ds.schema, data_storage_version=ds.data_storage_version,
+                    max_rows_per_file=per_file, storage_options=storage_options)
+            done.runs.append(([f.fragment_id for f in run], written, rows.column("object_id")))
     except BaseException:
         done.discard()
         raise

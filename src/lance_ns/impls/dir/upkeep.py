@@ -3,11 +3,12 @@
 Every ``compact_every`` versions a compaction is due (:mod:`.compaction` says what it
 rewrites), every ``retain_versions`` a cleanup of old versions.  Both run on a thread
 started by the write that made them due, so that write answers first: a compaction
-rewrites every fragment with deleted rows (8,192 to 16,383 rows, ~30-45 ms each), and was
-the p99 of declares and deregistrations at a million tables while it ran inside them.
+rewrites the trailing run and each fragment that lost a tenth of its rows (8,192 to
+16,383 rows, ~30-45 ms each), and was the p99 of declares and deregistrations at a
+million tables while it ran inside them.
 
 A compaction writes its fragments without the writers' lock and commits under it, on
-top of what they appended meanwhile (:meth:`Upkeep.compact`).  It works on the
+top of what they did meanwhile (:meth:`Upkeep.compact`).  It works on the
 manifest's own state (its lock, loaded version and dataset objects): this module is the
 manifest's, split off to keep each a size one can read.
 """
@@ -85,15 +86,15 @@ class Upkeep:
         cleanup(ds, m.retain_versions)
 
     def compact(self) -> None:
-        """Merge the small fragments and rewrite those with deleted rows, then remove all
+        """Merge the small fragments and rewrite those that lost many rows, then remove all
         but the newest ``retain_versions`` versions.
 
         The rewrite is written without the manifest's lock, so writers go on meanwhile, and
-        committed under it on top of what they appended.  Writers that did more than append
-        (a delete, another process's compaction) make it give up; after ``GIVE_UPS`` in a
-        row the next one holds the lock throughout, so steady deletes cannot starve it (the
-        writers then wait for it: ~30 ms per fragment with deleted rows, as when every
-        compaction ran inside the write that made it due)."""
+        committed under it on top of what they changed.  A delete of a row it rewrites (or
+        another process's compaction) makes it give up; after ``GIVE_UPS`` in a row the
+        next one holds the lock throughout, so steady deletes cannot starve it (the writers
+        then wait for it: it rewrites the trailing run and the fragments that lost a tenth
+        of their rows, ~30-45 ms each)."""
         m = self.manifest
         hold = self.given_up >= GIVE_UPS
         with m._lock if hold else contextlib.nullcontext():
@@ -125,18 +126,17 @@ class Upkeep:
         m = self.manifest
         try:
             m.refresh()
-            appended = [] if m._version == done.version else compaction.appended_since(done.planned,
-                                                                                         m._ds.get_fragments())
-            if appended is None:
-                raise ConcurrentModificationError("the manifest changed since the plan, not only by appends")
-            new_ds = done.commit(appended, m._private())
+            if m._version != done.version and not done.unchanged_in(m._ds.get_fragments()):
+                raise ConcurrentModificationError("a fragment it rewrites changed since the plan")
+            base = m._private()
+            new_ds = done.commit(base)
         except Exception as e:  # noqa: BLE001 - the next interval compacts instead
             done.discard()
             self.given_up += 1
             log.info("manifest compaction of %s given up: %s", m.uri, e)
             return None
         self.given_up = 0
-        m._adopt_compaction(new_ds, done)
+        m._adopt_compaction(new_ds, done, base)
         return new_ds
 
 
