@@ -114,10 +114,12 @@ def _fragments(*entries: Entry, root) -> Manifest:
     return m
 
 
-def test_a_duplicate_committed_during_compaction_never_takes_the_name(tmp_path, monkeypatch):
-    """A loser's duplicate row lands between compaction's plan and its commit: the
-    winner's row must still come first (the compaction lists what was appended after its
-    merged rows, never before), and a later compaction drops the duplicate."""
+@pytest.mark.parametrize("when", ["while it writes", "inside its commit"])
+def test_a_duplicate_committed_during_compaction_never_takes_the_name(tmp_path, monkeypatch, when):
+    """A racing loser's duplicate row lands while a compaction writes, or between its last
+    check and its commit (Lance then rebases the compaction over it): the winner's row must
+    still come first (the compaction rewrites in place, and an append goes after), and a
+    later compaction drops the duplicate."""
     a = _fragments(Entry("seed", NAMESPACE), root=tmp_path)
     loser = Manifest(str(tmp_path), {}, compact_every=0)
     loser.refresh()
@@ -125,54 +127,27 @@ def test_a_duplicate_committed_during_compaction_never_takes_the_name(tmp_path, 
     a.insert(Entry("x", TABLE, "winner.lance"))
     a.insert(Entry("y", TABLE, "y.lance"))
     monkeypatch.setattr(Manifest, "_remove_fragment", lambda *a: None)  # its back-out not yet done
-    real = lance.fragment.write_fragments
+    owner, name = (lance.fragment, "write_fragments") if when == "while it writes" else (compaction.Rewrite, "commit")
+    real = getattr(owner, name)
 
     def loser_commits_first(*args, **kwargs):
         with pytest.raises(Exists):
             loser.insert(Entry("x", TABLE, "loser.lance"))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(lance.fragment, "write_fragments", loser_commits_first)
+    monkeypatch.setattr(owner, name, loser_commits_first)
     a.compact()
     monkeypatch.undo()
     ds = lance.dataset(a.uri)
+    assert a.upkeep.given_up == 0
     assert [f.metadata.physical_rows for f in ds.get_fragments()] == [3, 1], "merged, the loser's row after"
     assert ds.to_table(filter="object_id = 'x'").column("location").to_pylist() == ["winner.lance", "loser.lance"]
     assert Manifest(str(tmp_path), {}).get("x").location == "winner.lance"
-    assert a.get("x").location == "winner.lance" and a._duplicates
+    assert a.get("x").location == "winner.lance" and a.get("y").location == "y.lance" and a._duplicates
     a.compact()  # a later compaction sees the duplicate and drops it
     ds = lance.dataset(a.uri)
     assert ds.to_table(filter="object_id = 'x'").column("location").to_pylist() == ["winner.lance"]
     assert ds.count_rows() == 3
-
-
-def test_a_duplicate_committed_inside_the_compactions_commit_never_takes_the_name(tmp_path, monkeypatch):
-    """Another process's append landing between the compaction's last check and its commit:
-    Lance rebases the compaction over it and lists the appended fragment before the
-    rewritten rows.  A racing loser's row there (its back-out not yet done) would come
-    first; the compaction lists that fragment again after its own."""
-    a = _fragments(Entry("seed", NAMESPACE), root=tmp_path)
-    loser = Manifest(str(tmp_path), {}, compact_every=0)
-    loser.refresh()
-    loser.refresh = lambda: None  # it checked before the winner's commit, as in a race
-    a.insert(Entry("x", TABLE, "winner.lance"))
-    a.insert(Entry("y", TABLE, "y.lance"))
-    monkeypatch.setattr(Manifest, "_remove_fragment", lambda *a: None)  # its back-out not yet done
-    real = compaction.Rewrite.commit
-
-    def loser_commits_inside(done, base):
-        with pytest.raises(Exists):
-            loser.insert(Entry("x", TABLE, "loser.lance"))
-        return real(done, base)
-
-    monkeypatch.setattr(compaction.Rewrite, "commit", loser_commits_inside)
-    a.compact()
-    monkeypatch.undo()
-    ds = lance.dataset(a.uri)
-    assert a.upkeep.given_up == 0 and [f.metadata.physical_rows for f in ds.get_fragments()] == [3, 1]
-    assert ds.to_table(filter="object_id = 'x'").column("location").to_pylist() == ["winner.lance", "loser.lance"]
-    assert Manifest(str(tmp_path), {}).get("x").location == "winner.lance"
-    assert a.get("x").location == "winner.lance" and a.get("y").location == "y.lance"
 
 
 def test_a_compaction_hands_lance_only_what_it_rewrote(tmp_path, monkeypatch):
