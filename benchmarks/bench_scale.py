@@ -1,6 +1,12 @@
 """The directory namespace at the scale of a multi-tenant lake: one namespace grown to
 1k, 10k, 100k (and 1M) tables, each figure printed as the ratio to its value at 1k.
 
+Each size is measured beside a root of 1,000 tables kept for the purpose, the two in
+alternating blocks of calls (so the ratio is of the same minutes: this machine's pace
+drifts by 2x within a quarter of an hour, which a 1k figure measured first and a 1M
+figure measured twenty minutes later took for the namespace's size); at 1,000 the
+ratio is of two 1k roots, the noise of the method.
+
     python benchmarks/bench_scale.py --quick        # 1k, 10k, 100k
     python benchmarks/bench_scale.py                # ... and 1M (takes its time)
 
@@ -59,12 +65,20 @@ def _p(times: list[float], q: float) -> float:
     return s[min(len(s) - 1, int(q * len(s)))]
 
 
-def _calls(fn, n: int) -> list[float]:
-    out = []
-    for i in range(n):
-        t = time.perf_counter()
-        fn(i)
-        out.append(time.perf_counter() - t)
+def _interleaved(calls: dict, n: int, blocks: int = 10) -> dict[str, list[float]]:
+    """``n`` timed calls of each function of ``calls`` ({label: fn(i)}), in alternating
+    blocks (their order swapped every block), so that the machine's drift (this one's
+    moves a describe between 40 and 110 us within minutes) falls on every label alike."""
+    out: dict[str, list[float]] = {label: [] for label in calls}
+    per = max(n // blocks, 1)
+    labels = list(calls)
+    for block in range(-(-n // per)):
+        for label in labels if block % 2 == 0 else labels[::-1]:
+            fn = calls[label]
+            for i in range(block * per, min(n, (block + 1) * per)):
+                t = time.perf_counter()
+                fn(i)
+                out[label].append(time.perf_counter() - t)
     return out
 
 
@@ -91,35 +105,57 @@ def cold_start(root: str, name: str, namespace: str = "t") -> dict:
     return result
 
 
-def measure(ns, root: str, size: int, rounds: int) -> dict:
+def measure(sides: dict, rounds: int, tag: str, restore: tuple = ()) -> dict:
+    """Every figure of each side ({label: (ns, root, size)}), the sides measured in
+    alternating blocks (:func:`_interleaved`): a ratio between two sides is of the same
+    minutes.  ``tag`` keeps the names declared here apart from an earlier call's; the
+    tables the old deregistrations removed from the sides in ``restore`` are declared again."""
     from lance_ns.impls.dir import manifest
-    names = table_names(size, rounds)
+
     os.sync()  # (after grow(), which waits for its upkeep) the growth's writeback is not a later call's cost
-    fig: dict[str, list[float]] = {}
     reads = rounds * 50
-    fig["describe"] = _calls(lambda i: ns.describe_table({"id": ["t", names[i % len(names)]]}), reads)
-    fig["exists"] = _calls(lambda i: ns.table_exists({"id": ["t", names[i % len(names)]]}), reads)
-    fig["page_first"] = _calls(lambda i: ns.list_tables({"id": ["t"], "limit": 100}), reads)
-    middle = ns.list_tables({"id": ["t"], "limit": 100, "page_token": f"x{size // 2}"}).page_token or ""
-    fig["page_middle"] = _calls(lambda i: ns.list_tables({"id": ["t"], "limit": 100, "page_token": middle}), reads)
     # writes: enough calls that the p99 is not simply the slowest one (a p99 of 20 calls is
     # their maximum: one stall of the disk)
     writes = rounds * 10
-    fig["declare"] = _calls(lambda i: ns.declare_table({"id": ["t", f"d{size}_{i}"]}), writes)
-    fig["drop"] = _calls(lambda i: ns.deregister_table({"id": ["t", f"d{size}_{i}"]}), writes)
-    # tables declared long ago, spread over the namespace: each deletes a row of a sealed
-    # fragment, which the next compaction rewrites
-    step = max(size // writes, 1)
-    fig["drop_old"] = _calls(lambda i: ns.deregister_table({"id": ["t", f"x{i * step + step // 2 + 1}"]}), writes)
-    ns.manifest.wait_for_upkeep()  # a compaction still running here is not a new process's cost
-    os.sync()  # the tables just grown are written back first: their writeback is not a cold start's cost
-    cold = [cold_start(root, names[i % len(names)]) for i in range(3)]
-    return {
-        **{k: (statistics.median(v), _p(v, 0.99)) for k, v in fig.items()},
-        "cold": (statistics.median(c["wall"] for c in cold), max(c["wall"] for c in cold)),
-        "rss_mb": max(c["rss_mb"] for c in cold),
-        "manifest_mb": manifest.table_bytes(ns.manifest.uri, ns.manifest.storage_options) / 1e6,
+    names = {label: table_names(size, rounds) for label, (_, _, size) in sides.items()}
+    middle = {label: ns.list_tables({"id": ["t"], "limit": 100, "page_token": f"x{size // 2}"}).page_token or ""
+              for label, (ns, _, size) in sides.items()}
+    # tables declared long ago, spread over the namespace: each deletes a row of a sealed fragment
+    old = {label: [f"x{i * max(size // writes, 1) + max(size // writes, 1) // 2 + 1}" for i in range(writes)]
+           for label, (_, _, size) in sides.items()}
+    ops = {
+        "describe": (reads, lambda ns, label, size: lambda i: ns.describe_table(
+            {"id": ["t", names[label][i % len(names[label])]]})),
+        "exists": (reads, lambda ns, label, size: lambda i: ns.table_exists(
+            {"id": ["t", names[label][i % len(names[label])]]})),
+        "page_first": (reads, lambda ns, label, size: lambda i: ns.list_tables({"id": ["t"], "limit": 100})),
+        "page_middle": (reads, lambda ns, label, size: lambda i: ns.list_tables(
+            {"id": ["t"], "limit": 100, "page_token": middle[label]})),
+        "declare": (writes, lambda ns, label, size: lambda i: ns.declare_table({"id": ["t", f"d{size}_{tag}_{i}"]})),
+        "drop": (writes, lambda ns, label, size: lambda i: ns.deregister_table({"id": ["t", f"d{size}_{tag}_{i}"]})),
+        "drop_old": (writes, lambda ns, label, size: lambda i: ns.deregister_table({"id": ["t", old[label][i]]})),
     }
+    fig: dict[str, dict[str, list[float]]] = {label: {} for label in sides}
+    for key, (n, make) in ops.items():
+        got = _interleaved({label: make(ns, label, size) for label, (ns, _, size) in sides.items()}, n)
+        for label in sides:
+            fig[label][key] = got[label]
+    for label, (ns, _, _) in sides.items():
+        ns.manifest.wait_for_upkeep()  # a compaction still running here is not a new process's cost
+        if label in restore:
+            ns.batch_commit_tables({"operations": [{"declare_table": {"id": ["t", n]}} for n in old[label]]})
+            ns.manifest.wait_for_upkeep()
+    os.sync()  # the tables just grown are written back first: their writeback is not a cold start's cost
+    cold: dict[str, list[dict]] = {label: [] for label in sides}
+    for i in range(3):
+        for label, (_, root, _) in sides.items():
+            cold[label].append(cold_start(root, names[label][i % len(names[label])]))
+    return {label: {
+        **{k: (statistics.median(v), _p(v, 0.99)) for k, v in fig[label].items()},
+        "cold": (statistics.median(c["wall"] for c in cold[label]), max(c["wall"] for c in cold[label])),
+        "rss_mb": max(c["rss_mb"] for c in cold[label]),
+        "manifest_mb": manifest.table_bytes(ns.manifest.uri, ns.manifest.storage_options) / 1e6,
+    } for label, (ns, _, _) in sides.items()}
 
 
 def table_names(size: int, rounds: int) -> list[str]:
@@ -202,18 +238,19 @@ def marker_limit(parent: str, n: int = 10_000) -> float:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def warm_up(batch: int, rounds: int) -> str:
+def warm_up(batch: int, rounds: int):
     """Every figure once on a root of 1,000 tables, so that the first size is not measured
     cold (this process's first calls import and cache what later sizes reuse); the root
-    is kept as the server's base (:func:`serve_throughput`), the caller removes it."""
+    and its namespace are kept as the base each size is measured beside (:func:`measure`,
+    :func:`serve_throughput`), the caller removes it."""
     import lance_ns
 
     root = tempfile.mkdtemp(prefix="scale-base-")
     ns = lance_ns.connect("dir", {"root": root})
     ns.create_namespace({"id": ["t"]})
     grow(ns, 0, 1_000, batch)
-    measure(ns, root, 1_000, rounds)
-    return root
+    measure({"base": (ns, root, 1_000)}, rounds, tag="warm", restore=("base",))
+    return root, ns
 
 
 def grow(ns, start: int, size: int, batch: int) -> float:
@@ -245,7 +282,8 @@ def pylance_growth(seconds: float, checkpoints: list[int]) -> dict[int, dict]:
             if done < size:
                 break
             rate = (size - (0 if not out else max(out))) / (time.perf_counter() - t)
-            desc = _calls(lambda i: ns.describe_table(_req("DescribeTableRequest", id=["t", f"x{i * 7 % size}"])), 50)
+            desc = _interleaved({"pylance": lambda i: ns.describe_table(
+                _req("DescribeTableRequest", id=["t", f"x{i * 7 % size}"]))}, 50)["pylance"]
             out[size] = {"declare_rate": rate, "describe": statistics.median(desc)}
         return out
     finally:
@@ -280,17 +318,19 @@ def main() -> None:
 
     import lance_ns
 
-    base_root = warm_up(args.batch, args.rounds)
+    base_root, base_ns = warm_up(args.batch, args.rounds)
     root = tempfile.mkdtemp(prefix="scale-ours-")
     try:
         ns = lance_ns.connect("dir", {"root": root})
         ns.create_namespace({"id": ["t"]})
-        results, have = {}, 0
+        results, beside, have = {}, {}, 0
         for size in sizes:
             limit = marker_limit(os.path.dirname(root))  # just before: the disk's pace drifts
             bulk = grow(ns, have, size, args.batch)
             have = size
-            results[size] = {"bulk": bulk, "limit": limit, **measure(ns, root, size, args.rounds)}
+            both = measure({"base": (base_ns, base_root, 1_000), "here": (ns, root, size)}, args.rounds,
+                           tag=str(size), restore=("base",))
+            results[size], beside[size] = {"bulk": bulk, "limit": limit, **both["here"]}, both["base"]
             if not args.no_serve:
                 results[size]["serve"] = serve_throughput(base_root, root, size, args.rounds, args.serve_clients,
                                                           args.serve_seconds, args.serve_repeats)
@@ -301,8 +341,8 @@ def main() -> None:
         shutil.rmtree(base_root, ignore_errors=True)
     rust = pylance_growth(args.pylance_seconds, sizes)
 
-    base = results[sizes[0]]
-    print(f"\nlance-ns dir, one namespace; ratio = value / value at {sizes[0]:,} tables (goal <= {GOAL}x)")
+    print(f"\nlance-ns dir, one namespace; ratio = value / value on a root of 1,000 tables measured beside it, "
+          f"in alternating blocks of the same minutes (goal <= {GOAL}x; at 1,000: two 1k roots, the noise)")
     header = f"{'figure':<22}" + "".join(f"{s:>14,}" for s in sizes)
     print(header)
     for key, label in (("describe", "describe"), ("exists", "exists"), ("page_first", "first page of 100"),
@@ -311,7 +351,7 @@ def main() -> None:
         for q, qname in ((0, "median"), (1, "p99" if key != "cold" else "max")):
             row = f"{label + ' ' + qname:<22}"
             for s in sizes:
-                r = results[s][key][q] / base[key][q]
+                r = results[s][key][q] / beside[s][key][q]
                 row += f"{r:>10.2f}x{'' if r <= GOAL else ' !':<3}"
             print(row)
     print(f"{'bulk declare /s':<22}" + "".join(f"{results[s]['bulk']:>13,.0f}{'' if results[s]['bulk'] >= BULK_GOAL else '!'}"
@@ -334,8 +374,9 @@ def main() -> None:
             for op in SERVE_OPS))
     print(f"{'cold-start memory MB':<22}" + "".join(f"{results[s]['rss_mb']:>14.0f}" for s in sizes) + "   (goal < 1024)")
     print(f"{'manifest MB':<22}" + "".join(f"{results[s]['manifest_mb']:>14.1f}" for s in sizes))
-    print("absolute at the first size: " + ", ".join(
-        f"{k} {base[k][0] * 1e3:.2f} ms" for k in ("describe", "exists", "page_first", "declare", "drop", "drop_old", "cold")))
+    for label, fig in (("1k root beside the largest", beside[sizes[-1]]), (f"{sizes[-1]:,} tables", results[sizes[-1]])):
+        print(f"absolute medians, {label}: " + ", ".join(
+            f"{k} {fig[k][0] * 1e3:.2f} ms" for k in ("describe", "exists", "page_first", "declare", "drop", "drop_old", "cold")))
     print(f"\npylance's DirectoryNamespace ({args.pylance_seconds:.0f} s, one declare at a time):")
     for s in sizes:
         if s in rust:
