@@ -139,6 +139,10 @@ class Rewrite:
     def written(self) -> list:
         return [meta for _, written, _ in self.runs for meta in written]
 
+    def replaced_files(self) -> list[str]:
+        """The first data file of each rewritten fragment (what names it across versions)."""
+        return [files[0] for _, files, _, _ in self.rewritten.values()]
+
     def placed(self) -> Iterator[tuple[int, object, list[str]]]:
         """Each fragment written: the id it takes, its metadata, the object_ids of its rows."""
         for ids, written, oids in self.runs:
@@ -186,13 +190,8 @@ def prepare(ds, uri: str, storage_options: dict | None, duplicates: bool) -> Rew
         return None
     done = Rewrite(ds.version, {f.fragment_id: _identity(f) for f, kept in zip(fragments, keep) if not kept}, [],
                    uri, storage_options)
-    runs: list[list] = []
-    for i, (fragment, kept) in enumerate(zip(fragments, keep)):
-        if not kept:
-            if i and not keep[i - 1]:
-                runs[-1].append(fragment)
-            else:
-                runs.append([fragment])
+    runs = [[f for f, _ in run] for kept, run in itertools.groupby(zip(fragments, keep), key=lambda p: p[1])
+            if not kept]
     try:
         for run in runs:
             rows = ds.scanner(fragments=run, scan_in_order=True).to_table()

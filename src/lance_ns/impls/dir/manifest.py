@@ -745,8 +745,8 @@ class Manifest:
             return
         # the same entries, fewer files: the rewritten rows live in the fragments written
         self._ds, self._version = new_ds, new_ds.version
-        for identity in done.rewritten.values():  # (id, files, ...): a fragment's key is its first file
-            self._fragment_ids.pop(identity[1][0], None)
+        for key in done.replaced_files():  # a fragment's key is its first file (_fragment_key)
+            self._fragment_ids.pop(key, None)
         for fragment_id, metadata, oids in done.placed():
             self._fragment_ids[key := _fragment_key(metadata)] = fragment_id
             self._where.update(dict.fromkeys(oids, key))
