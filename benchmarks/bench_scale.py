@@ -117,27 +117,27 @@ def measure(sides: dict, rounds: int, tag: str, restore: tuple = ()) -> dict:
     # writes: enough calls that the p99 is not simply the slowest one (a p99 of 20 calls is
     # their maximum: one stall of the disk)
     writes = rounds * 10
-    names = {label: table_names(size, rounds) for label, (_, _, size) in sides.items()}
-    middle = {label: ns.list_tables({"id": ["t"], "limit": 100, "page_token": f"x{size // 2}"}).page_token or ""
-              for label, (ns, _, size) in sides.items()}
-    # tables declared long ago, spread over the namespace: each deletes a row of a sealed fragment
-    old = {label: [f"x{i * max(size // writes, 1) + max(size // writes, 1) // 2 + 1}" for i in range(writes)]
-           for label, (_, _, size) in sides.items()}
-    ops = {
-        "describe": (reads, lambda ns, label, size: lambda i: ns.describe_table(
-            {"id": ["t", names[label][i % len(names[label])]]})),
-        "exists": (reads, lambda ns, label, size: lambda i: ns.table_exists(
-            {"id": ["t", names[label][i % len(names[label])]]})),
-        "page_first": (reads, lambda ns, label, size: lambda i: ns.list_tables({"id": ["t"], "limit": 100})),
-        "page_middle": (reads, lambda ns, label, size: lambda i: ns.list_tables(
-            {"id": ["t"], "limit": 100, "page_token": middle[label]})),
-        "declare": (writes, lambda ns, label, size: lambda i: ns.declare_table({"id": ["t", f"d{size}_{tag}_{i}"]})),
-        "drop": (writes, lambda ns, label, size: lambda i: ns.deregister_table({"id": ["t", f"d{size}_{tag}_{i}"]})),
-        "drop_old": (writes, lambda ns, label, size: lambda i: ns.deregister_table({"id": ["t", old[label][i]]})),
-    }
+    old = {label: old_tables(size, writes) for label, (_, _, size) in sides.items()}
+
+    def calls(label: str) -> dict:
+        """Each figure's number of calls and call on this side's namespace."""
+        ns, _, size = sides[label]
+        names = table_names(size, rounds)
+        middle = ns.list_tables({"id": ["t"], "limit": 100, "page_token": f"x{size // 2}"}).page_token or ""
+        return {
+            "describe": (reads, lambda i: ns.describe_table({"id": ["t", names[i % len(names)]]})),
+            "exists": (reads, lambda i: ns.table_exists({"id": ["t", names[i % len(names)]]})),
+            "page_first": (reads, lambda i: ns.list_tables({"id": ["t"], "limit": 100})),
+            "page_middle": (reads, lambda i: ns.list_tables({"id": ["t"], "limit": 100, "page_token": middle})),
+            "declare": (writes, lambda i: ns.declare_table({"id": ["t", f"d{size}_{tag}_{i}"]})),
+            "drop": (writes, lambda i: ns.deregister_table({"id": ["t", f"d{size}_{tag}_{i}"]})),
+            "drop_old": (writes, lambda i: ns.deregister_table({"id": ["t", old[label][i]]})),
+        }
+
+    per_side = {label: calls(label) for label in sides}
     fig: dict[str, dict[str, list[float]]] = {label: {} for label in sides}
-    for key, (n, make) in ops.items():
-        got = _interleaved({label: make(ns, label, size) for label, (ns, _, size) in sides.items()}, n)
+    for key, (n, _) in next(iter(per_side.values())).items():
+        got = _interleaved({label: ops[key][1] for label, ops in per_side.items()}, n)
         for label in sides:
             fig[label][key] = got[label]
     for label, (ns, _, _) in sides.items():
@@ -148,14 +148,22 @@ def measure(sides: dict, rounds: int, tag: str, restore: tuple = ()) -> dict:
     os.sync()  # the tables just grown are written back first: their writeback is not a cold start's cost
     cold: dict[str, list[dict]] = {label: [] for label in sides}
     for i in range(3):
-        for label, (_, root, _) in sides.items():
-            cold[label].append(cold_start(root, names[label][i % len(names[label])]))
+        for label, (_, root, size) in sides.items():
+            names = table_names(size, rounds)
+            cold[label].append(cold_start(root, names[i % len(names)]))
     return {label: {
         **{k: (statistics.median(v), _p(v, 0.99)) for k, v in fig[label].items()},
         "cold": (statistics.median(c["wall"] for c in cold[label]), max(c["wall"] for c in cold[label])),
         "rss_mb": max(c["rss_mb"] for c in cold[label]),
         "manifest_mb": manifest.table_bytes(ns.manifest.uri, ns.manifest.storage_options) / 1e6,
     } for label, (ns, _, _) in sides.items()}
+
+
+def old_tables(size: int, n: int) -> list[str]:
+    """``n`` tables declared long ago, spread over the namespace (each deregistration
+    deletes a row of a sealed fragment), off the multiples :func:`table_names` asks for."""
+    step = max(size // n, 1)
+    return [f"x{i * step + step // 2 + 1}" for i in range(n)]
 
 
 def table_names(size: int, rounds: int) -> list[str]:
