@@ -346,3 +346,34 @@ def test_pylance_committing_while_our_compaction_writes(tmp_path, monkeypatch, t
     ours.deregister_table({"id": ["t", "o2"]})  # a delete after pylance renumbered every fragment
     assert sorted(RustDirectoryNamespace(root=root).list_tables(ListTablesRequest(id=["t"])).tables) == \
         sorted([n for n in expected if n != "o2"] + ["after"])
+
+
+def test_pylance_reads_and_writes_a_manifest_our_compaction_rewrote_in_place(tmp_path, monkeypatch):
+    """Our compaction commits as Lance's Update in place and leaves a fragment with a few
+    deleted rows as it is, deletion file and all: pylance's DirectoryNamespace sees the
+    deregistered table gone and every other one where ours says, and what it declares
+    there ours reads."""
+    monkeypatch.setattr("lance_ns.impls.dir.compaction.SEALED_ROWS", 20)
+    root = str(tmp_path)
+    ours = lance_ns.connect("dir", {"root": root, "manifest_compact_every": "0"})
+    ours.create_namespace({"id": ["t"]})
+    ours.batch_commit_tables({"operations": [{"declare_table": {"id": ["t", f"b{i:03d}"]}} for i in range(200)]})
+    ours.deregister_table({"id": ["t", "b005"]})  # one row in 20: below DIRTY_SHARE, kept as a deletion
+    for i in range(3):
+        ours.declare_table({"id": ["t", f"n{i}"]})
+    ours.manifest.compact()
+    fragments = lance.dataset(f"{root}/__manifest").get_fragments()
+    assert any(f.metadata.deletion_file is not None for f in fragments), "a kept fragment with its deletion"
+    assert fragments[-1].metadata.physical_rows == 3, "the run merged in place"
+
+    theirs = RustDirectoryNamespace(root=root)
+    for name in ("b000", "b006", "b199", "n0", "n2"):
+        theirs_location = theirs.describe_table(DescribeTableRequest(id=["t", name])).location
+        assert theirs_location.removeprefix("file://") == ours.describe_table({"id": ["t", name]}).location, name
+    with pytest.raises(Exception, match="(?i)not found|does not exist"):
+        theirs.describe_table(DescribeTableRequest(id=["t", "b005"]))
+    theirs.declare_table(DeclareTableRequest(id=["t", "p0"]))
+    fresh = lance_ns.connect("dir", {"root": root})
+    assert fresh.describe_table({"id": ["t", "p0"]}).location == \
+        theirs.describe_table(DescribeTableRequest(id=["t", "p0"])).location.removeprefix("file://")
+    assert len(fresh.list_tables({"id": ["t"]}).tables) == 200 - 1 + 3 + 1
