@@ -27,6 +27,7 @@ import pydantic
 from lance_namespace import LanceNamespace
 
 from .errors import InternalError, InvalidInputError, LanceNamespaceError, UnsupportedOperationError
+from .gc_pause import gc_paused
 from .identifiers import validate_id
 from .limits import Limits
 from .modes import parse_bool
@@ -41,6 +42,7 @@ class Operation:
     request: type  # pydantic request model
     response: type | None  # pydantic response model (None for str results)
     has_data: bool  # takes Arrow IPC ``request_data`` bytes
+    bulk: bool = False  # one request of many items (BatchCommitTables...): see gc_pause
 
 
 def _camel(name: str) -> str:
@@ -63,6 +65,7 @@ def _build_registry() -> dict[str, Operation]:
             request=params[0].annotation,
             response=None if ret is str else ret,
             has_data="request_data" in sig.parameters,
+            bulk=name.startswith("batch_"),
         )
     return ops
 
@@ -208,6 +211,8 @@ def normalising(fn: Callable, op: Operation) -> Callable:
             if outermost:
                 _IN_OPERATION.reset(token)
 
+    if op.bulk:  # thousands of items parsed, planned and committed in one call
+        wrapper = gc_paused()(wrapper)
     wrapper.__lance_ns_wrapped__ = True  # type: ignore[attr-defined]
     return wrapper
 

@@ -10,6 +10,7 @@ any backend sees it; code past it (the server's path parsing, the backends'
 
 from __future__ import annotations
 
+import re
 from typing import Iterable, Sequence
 
 from .errors import InvalidInputError
@@ -18,6 +19,7 @@ DEFAULT_DELIMITER = "."
 #: The REST protocol's default delimiter for ``{id}`` path segments.
 REST_DELIMITER = "$"
 MAX_NAME_BYTES = 255  # the common file-name limit of local and object stores
+_CONTROL_CHARACTER = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def name_problem(name: object) -> str | None:
@@ -32,7 +34,7 @@ def name_problem(name: object) -> str | None:
         return f"name {name!r} must not contain '/' or '\\'"
     if name in (".", "..") or ".." in name:
         return f"name {name!r} must not contain '..'"
-    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
+    if _CONTROL_CHARACTER.search(name):  # (a per-character loop was a tenth of a bulk declaration)
         return f"name {name!r} must not contain control characters"
     try:
         encoded = name.encode("utf-8")

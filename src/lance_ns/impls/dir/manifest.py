@@ -51,6 +51,7 @@ from sortedcontainers import SortedList
 from ... import storage
 from ...base import refuse_blocking
 from ...errors import ConcurrentModificationError
+from ...gc_pause import gc_paused
 from ...paging import SortedNames
 from . import compaction
 from .upkeep import Upkeep
@@ -162,6 +163,7 @@ def _rows(table: pa.Table, fragment_keys: dict[int, str]) -> Iterator[tuple[Entr
             yield Entry(oid, kind, location, _parse_metadata(meta)), key
 
 
+@gc_paused()
 def _children_index(entries: dict[str, Entry]) -> dict[tuple[str, str], SortedList]:
     """(parent, kind) -> the sorted names of those children (~1 s at a million entries)."""
     index: dict[tuple[str, str], list[str]] = {}
@@ -383,6 +385,7 @@ class Manifest:
                 return None
             raise
 
+    @gc_paused()  # a million entries built in a row
     def _load(self, ds, abandon: threading.Event | None = None) -> None:
         """Read all of ``ds`` into memory (``abandon`` set: stop, changing nothing)."""
         for attempt in range(3):
