@@ -5,7 +5,7 @@ a few hundred, and every few such runs it walks every tracked object of the proc
 a million tables, the manifest's million entries.  A bulk declaration allocates a few
 dozen containers per table, nearly all freed by reference counting as they go; the walks
 their allocations trigger, not garbage, were 40-60% of its time (measured at 100,000
-tables: 7,600-8,400 declarations/s planned and committed, 16,800-20,500/s with the
+tables: 7,600-9,500 declarations/s planned and committed, 15,000-27,000/s with the
 collector paused).  Loading the manifest (a million entries built in a row) is the same
 case.  Reference counting still frees everything meanwhile; only cycles wait for the end
 of the pause.  (Mercurial's ``util.nogc`` is the same remedy for the same cost.)
