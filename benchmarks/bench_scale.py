@@ -168,7 +168,7 @@ def old_tables(size: int, n: int) -> list[str]:
     """``n`` tables declared long ago, spread over the namespace (each deregistration
     deletes a row of a sealed fragment), off the multiples :func:`table_names` asks for."""
     step = max(size // n, 1)
-    return [f"x{i * step + step // 2 + 1}" for i in range(n)]
+    return [f"x{i * step + (step + 1) // 2}" for i in range(min(n, size))]  # (the last below x<size>)
 
 
 def table_names(size: int, rounds: int) -> list[str]:
@@ -343,7 +343,7 @@ def main() -> None:
             limit = max(before, marker_limit(scratch))
             have = size
             both = measure({"base": (base_ns, base_root, 1_000), "here": (ns, root, size)}, args.rounds,
-                           tag=str(size), restore=("base",))
+                           tag=str(size), restore=("base", "here"))  # (the next size's old tables may be these)
             results[size], beside[size] = {"bulk": bulk, "limit": limit, **both["here"]}, both["base"]
             if not args.no_serve:
                 results[size]["serve"] = serve_throughput(base_root, root, size, args.rounds, args.serve_clients,
@@ -351,11 +351,16 @@ def main() -> None:
             print(f"  {size:>9,} tables: bulk {bulk:,.0f}/s, describe {results[size]['describe'][0] * 1e6:.0f} us, "
                   f"cold start {results[size]['cold'][0]:.2f} s, {results[size]['rss_mb']:.0f} MB", flush=True)
         rust = pylance_growth(args.pylance_seconds, sizes)  # before our roots go (see marker_limit)
+        report(args, sizes, results, beside, rust)  # before the removal: a 1M root takes minutes to delete
     finally:
+        print("\nremoving the roots...", flush=True)
         shutil.rmtree(root, ignore_errors=True)
         shutil.rmtree(base_root, ignore_errors=True)
         shutil.rmtree(scratch, ignore_errors=True)
 
+
+def report(args, sizes: list[int], results: dict, beside: dict, rust: dict) -> None:
+    """The ratios of every size, the bulk rates beside the disk's, the server's, pylance's."""
     print(f"\nlance-ns dir, one namespace; ratio = value / value on a root of 1,000 tables measured beside it, "
           f"in alternating blocks of the same minutes (goal <= {GOAL}x; at 1,000: two 1k roots, the noise)")
     header = f"{'figure':<22}" + "".join(f"{s:>14,}" for s in sizes)
