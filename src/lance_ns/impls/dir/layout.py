@@ -216,7 +216,8 @@ class MarkerWriter:
     and one helper fed by a planning process on the other core fell to 0.7 of what it
     did alone (ext4 here, 20,000 markers: one process 11.2-13.7k/s, two 17.7-18.3k/s;
     bulk declarations into 50,000 tables, alternating: one helper 5.6-8.8k/s, two
-    9.3-10.4k/s, three or four no better than two).
+    9.3-10.4k/s; a run of two, three and four was too noisy to rank them, and two
+    leave the planning a core on a 2-core machine).
     The spec's DeclareTable writes the marker before the manifest row; a bulk's markers
     are all written before it returns, and an entry whose marker failed is withdrawn.
     Elsewhere (object stores, small batches) they are written at ``finish``, by
