@@ -123,11 +123,12 @@ def measure(sides: dict, rounds: int, tag: str, restore: tuple = ()) -> dict:
     # their maximum: one stall of the disk)
     writes = rounds * 10
     old = {label: old_tables(size, writes) for label, (_, _, size) in sides.items()}
+    asked = {label: table_names(size, rounds) for label, (_, _, size) in sides.items()}  # by reads and cold starts
 
     def calls(label: str) -> dict:
         """Each figure's number of calls and call on this side's namespace."""
         ns, _, size = sides[label]
-        names = table_names(size, rounds)
+        names = asked[label]
         middle = ns.list_tables({"id": ["t"], "limit": 100, "page_token": f"x{size // 2}"}).page_token or ""
         return {
             "describe": (reads, lambda i: ns.describe_table({"id": ["t", names[i % len(names)]]})),
@@ -153,9 +154,8 @@ def measure(sides: dict, rounds: int, tag: str, restore: tuple = ()) -> dict:
     os.sync()  # the tables just grown are written back first: their writeback is not a cold start's cost
     cold: dict[str, list[dict]] = {label: [] for label in sides}
     for i in range(3):
-        for label, (_, root, size) in sides.items():
-            names = table_names(size, rounds)
-            cold[label].append(cold_start(root, names[i % len(names)]))
+        for label, (_, root, _) in sides.items():
+            cold[label].append(cold_start(root, asked[label][i % len(asked[label])]))
     return {label: {
         **{k: (statistics.median(v), _p(v, 0.99)) for k, v in fig[label].items()},
         "cold": (statistics.median(c["wall"] for c in cold[label]), max(c["wall"] for c in cold[label])),

@@ -66,8 +66,6 @@ def test_a_pause_ends_when_the_call_fails():
 def test_a_bulk_declaration_is_not_interrupted_by_the_collector(tmp_path, collections):
     ns = lance_ns.connect("dir", {"root": str(tmp_path)})
     ns.create_namespace({"id": ["t"]})
-    garbage = [[i] for i in range(50_000)]  # tracked objects enough that the collector would walk
-    del garbage
     request = {"operations": [{"declare_table": {"id": ["t", f"x{i}"]}} for i in range(3_000)]}
     collections.clear()
     ns.batch_commit_tables(request)
@@ -76,5 +74,5 @@ def test_a_bulk_declaration_is_not_interrupted_by_the_collector(tmp_path, collec
     assert len(collections) <= 1, f"the collector ran during the bulk call: {collections}"
     assert gc.isenabled()
     assert len(ns.list_tables({"id": ["t"], "limit": 10_000}).tables) == 3_000
-    kept = [[i] for i in range(2_000)]  # allocations after it: the collector is back
+    [[i] for i in range(2_000)]  # allocations after it: the collector is back
     assert collections, "the collector did not come back after the bulk call"
