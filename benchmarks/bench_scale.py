@@ -17,8 +17,8 @@ on the grown namespace:
 * bulk declare: tables/s of the batches that grew it to this size (goal >= 10,000/s),
   beside the limit of the disk under the root: the spec has DeclareTable write a
   ``.lance-reserved`` file in each table's directory, and a mkdir and a file create per
-  table, from one thread and with nothing else, is measured just before and just after
-  each growth (the faster of the two is the limit).  Nothing the benchmark made is
+  table (the helpers' system calls), from one process and with nothing else, is measured
+  just before and just after each growth (the faster of the two is the limit).  Nothing the benchmark made is
   deleted before its end: on ext4 without a journal (this machine's), creating an inode
   scans the inodes deleted in the last minutes, and after a mass deletion a create
   cost 1 ms of kernel time instead of 0.1 ms (``perf``: ``recently_deleted`` under
@@ -235,18 +235,18 @@ def serve_load(base_url: str, url: str, size: int, rounds: int, clients: int, se
 
 
 def marker_limit(scratch: str, n: int = 10_000) -> float:
-    """Directories with a ``.lance-reserved`` file created per second (one thread, no
-    catalog): the most a bulk declaration of a directory namespace on this disk can do.
-    They are made in a new directory under ``scratch``, removed only at the end of the
-    run (a deletion would slow the creates after it: see the module's doc)."""
-    into = tempfile.mkdtemp(prefix="markers-", dir=scratch)
+    """Directories with a ``.lance-reserved`` file created per second, with the system
+    calls of the namespace's marker helpers (one process, no catalog): what a bulk
+    declaration of a directory namespace on this disk is bound by.  They are made in a
+    new directory under ``scratch``, removed only at the end of the run (a deletion would
+    slow the creates after it: see the module's doc)."""
+    from lance_ns.impls.dir import small_files
+    from lance_ns.impls.dir.layout import MARKER_BODY, RESERVED
+
+    into, parents = tempfile.mkdtemp(prefix="markers-", dir=scratch), small_files.Parents()
     t = time.perf_counter()
     for i in range(n):
-        directory = os.path.join(into, f"t{i}")
-        os.mkdir(directory)
-        fd = os.open(os.path.join(directory, ".lance-reserved"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        os.write(fd, b"reserved")
-        os.close(fd)
+        parents.write(os.fsencode(os.path.join(into, f"t{i}", RESERVED)), MARKER_BODY)
     return n / (time.perf_counter() - t)
 
 

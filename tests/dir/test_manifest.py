@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 
@@ -12,7 +13,7 @@ from lance_namespace import CreateNamespaceRequest, ListTablesRequest
 import lance_ns
 from lance_ns.impls.dir import compaction
 from lance_ns.impls.dir import upkeep
-from lance_ns.impls.dir.manifest import NAMESPACE, TABLE, Entry, Exists, Manifest
+from lance_ns.impls.dir.manifest import NAMESPACE, TABLE, Entries, Entry, Exists, Manifest
 
 
 def test_schema_matches_pylance(tmp_path):
@@ -537,16 +538,33 @@ def test_a_namespaces_descendants_are_found_without_a_scan_of_the_manifest(tmp_p
     m.children("", NAMESPACE)  # the index, as after the first listing
     m._index()
 
-    class NoScans(dict):
-        def values(self):
+    class NoScans(Entries):
+        def of_kind(self, *args):
             raise AssertionError("the whole manifest was read")
 
-        items = __iter__ = values
+        kinds = locations = of_kind
 
-    m._entries = NoScans(m._entries)
+    scanless = NoScans()
+    scanless._rows = m._entries._rows
+    m._entries = scanless
     assert sorted(e.object_id for e in m.descendants("a")) == ["a$b", "a$b$t1", "a$t2"]
     assert [e.object_id for e in m.descendants("ab")] == ["ab$t3"]
     assert m.descendants("other7") == [] and m.descendants("") == []
+
+
+def test_loaded_entries_leave_the_garbage_collectors_care(tmp_path):
+    """A million entries the collector tracked made every full collection walk them all
+    (0.4-0.5 s at 2.4M); held as plain tuples they are untracked once collections have
+    seen them, properties included."""
+    Manifest(str(tmp_path), {}, compact_every=0).insert_many(
+        [Entry(f"t{i}", TABLE, f"t{i}.lance", {"team": "ml"} if i % 2 else None) for i in range(1000)])
+    loaded = Manifest(str(tmp_path), {}, compact_every=0)
+    assert loaded.get("t7") == Entry("t7", TABLE, "t7.lance", {"team": "ml"})
+    gc.collect()
+    gc.collect()  # (a row's properties are a tuple in it: untracked by the first, the row by the second)
+    rows = list(loaded._entries._rows.values())
+    assert len(rows) == 1000 and not any(map(gc.is_tracked, rows))
+    assert loaded.get("t8").properties is None and len(loaded.entries(TABLE)) == 1000
 
 
 def test_upkeep_started_from_a_daemon_thread_is_still_waited_for_at_exit(tmp_path, monkeypatch):

@@ -37,7 +37,11 @@ VERSIONS_STORE_DIR = "_lance_ns/table_versions"
 TABLE_SUFFIX = ".lance"
 RESERVED = ".lance-reserved"
 DEREGISTERED = ".lance-deregistered"
-MARKER_BODY = b"reserved"  # what pylance writes into both markers
+#: Empty: the spec names the marker files, not their content, and pylance (which writes
+#: "reserved") tests only that they exist.  An empty file costs the disk an inode; eight
+#: bytes cost a data block as well, which took a bulk declaration at 1M tables from ~15k
+#: markers/s to ~9k/s here (ext4).
+MARKER_BODY = b""
 VERSIONS_DIR = "_versions"
 #: the manifest's object_id delimiter; names must not contain it
 ID_DELIMITER = "$"
