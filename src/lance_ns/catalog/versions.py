@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from typing import Callable
 
 from lance_namespace import (
     BatchCommitTablesResponse,
@@ -432,9 +433,11 @@ class TableVersions:
         undo: list = []
         try:
             declares = [(i, req) for i, (kind, req) in enumerate(ops) if kind == "declare_table"]
-            for (i, req), declared in zip(declares, self.declare_many([req for _, req in declares])):
-                results[i] = CommitTableResult(declare_table=declared)  # (faster than model_construct)
-                undo.append(lambda r=req, d=declared: self.ns.data_ops.undo_declaration(r.id, d.location, {
+            shaped = self.declare_many([req for _, req in declares],
+                                       shape=lambda d: CommitTableResult(declare_table=d))  # (faster than model_construct)
+            for (i, req), result in zip(declares, shaped):
+                results[i] = result
+                undo.append(lambda r=req, d=result.declare_table: self.ns.data_ops.undo_declaration(r.id, d.location, {
                     **self.ns.storage_options, **(d.storage_options or {})}))
             versions = [(i, req) for i, (kind, req) in enumerate(ops) if kind == "create_table_version"]
             if versions:
@@ -466,10 +469,12 @@ class TableVersions:
             self.ns._deregistered(ns, table)
         return BatchCommitTablesResponse.model_construct(results=results)  # each result built checked
 
-    def declare_many(self, requests: list) -> list:
+    def declare_many(self, requests: list, shape: Callable = lambda response: response) -> list:
         """Several declarations at once, all or none (BatchCommitTables): checked like
         DeclareTable, stored with one ``_create_tables`` (one catalog commit where the
-        backend has one), so a bulk declare does not pay a commit per table."""
+        backend has one), so a bulk declare does not pay a commit per table.  Each
+        response is passed through ``shape`` while the marker files are still being
+        written (dir: a tenth of a bulk's time that no longer waits for them)."""
         beside = self.ns._declaring_many(len(requests))  # dir: the marker files, written as planned
         try:
             with self.ns._batch_reads():
@@ -481,6 +486,7 @@ class TableVersions:
         except Exception:
             beside.abandon()
             raise
+        shaped = [shape(self.ns._declare_response(table)) for _, table in planned]
         try:
             beside.finish()
         except Exception:
@@ -488,7 +494,7 @@ class TableVersions:
                 self.ns._withdraw_entry(ns, table.name)
             beside.abandon()
             raise
-        return [self.ns._declare_response(table) for _, table in planned]
+        return shaped
 
     _BATCH_KINDS = ("declare_table", "create_table_version", "delete_table_versions", "deregister_table")
 
