@@ -101,11 +101,11 @@ class Entry(NamedTuple):
 class Entries:
     """The manifest's entries by object_id, a million of them at 1M tables.  Held as plain
     tuples (kind, location, properties as (key, value) pairs) and handed out as
-    :class:`Entry`: the garbage collector stops tracking a plain tuple of strings once
-    a collection has seen it (one holding properties: twice; never an object of a class, a subclass of tuple, or
-    a tuple holding a dict), so a full collection does not walk every entry again (2.4M
-    entries held as objects: 0.39-0.51 s a full collection; as plain tuples 0.15-0.22 s,
-    the dicts and lists that hold them)."""
+    :class:`Entry`: the garbage collector stops tracking a plain tuple of strings once a
+    collection has seen it (one holding properties: twice), never an object of a class,
+    a subclass of tuple or a tuple holding a dict; so a full collection does not walk
+    every entry again (2.4M entries as objects: 0.39-0.51 s a full collection; as plain
+    tuples 0.15-0.22 s, the dicts and lists that hold them)."""
 
     __slots__ = ("_rows",)
 
@@ -133,8 +133,9 @@ class Entries:
         row = self._rows.pop(oid, None)
         return None if row is None else _entry(oid, row)
 
-    def of_kind(self, kind: str) -> Iterator[Entry]:
-        return (_entry(oid, row) for oid, row in self._rows.items() if row[0] == kind)
+    def of_kind(self, kind: str, prefix: str = "") -> Iterator[Entry]:
+        """The entries of ``kind`` whose object_id starts with ``prefix``."""
+        return (_entry(oid, row) for oid, row in self._rows.items() if row[0] == kind and oid.startswith(prefix))
 
     def kinds(self) -> Iterator[tuple[str, str]]:
         """(object_id, kind) of every entry."""
@@ -581,7 +582,7 @@ class Manifest:
         """The entries of ``kind`` whose object_id starts with ``prefix``, by object_id."""
         self.current()
         with self._reading():
-            return sorted((e for e in self._entries.of_kind(kind) if e.object_id.startswith(prefix)),
+            return sorted(self._entries.of_kind(kind, prefix),
                           key=lambda e: e.object_id)
 
     def entries(self, kind: str) -> list[Entry]:
