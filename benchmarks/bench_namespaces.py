@@ -32,7 +32,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_scale import GOAL, _calls, _p, cold_start  # noqa: E402
+from bench_scale import GOAL, _p, cold_start  # noqa: E402
 
 TABLES_PER = 10
 
@@ -50,6 +50,16 @@ def grow(ns, start: int, size: int, batch: int) -> tuple[float, float]:
         ns.batch_commit_tables({"operations": [{"declare_table": {"id": i}} for i in ids[lo:lo + batch]]})
     ns.manifest.wait_for_upkeep()  # (bench_scale.grow says why)
     return ns_rate, len(ids) / (time.perf_counter() - t)
+
+
+def _calls(fn, n: int) -> list[float]:
+    """Seconds taken by each of ``fn(0)`` .. ``fn(n - 1)``."""
+    out = []
+    for i in range(n):
+        t = time.perf_counter()
+        fn(i)
+        out.append(time.perf_counter() - t)
+    return out
 
 
 def measure(ns, root: str, size: int, rounds: int) -> dict:
