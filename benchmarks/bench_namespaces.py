@@ -32,7 +32,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_scale import GOAL, _p, cold_start  # noqa: E402
+from bench_scale import GOAL, _interleaved, _p, cold_start  # noqa: E402
 
 TABLES_PER = 10
 
@@ -53,13 +53,8 @@ def grow(ns, start: int, size: int, batch: int) -> tuple[float, float]:
 
 
 def _calls(fn, n: int) -> list[float]:
-    """Seconds taken by each of ``fn(0)`` .. ``fn(n - 1)``."""
-    out = []
-    for i in range(n):
-        t = time.perf_counter()
-        fn(i)
-        out.append(time.perf_counter() - t)
-    return out
+    """Seconds taken by each of ``fn(0)`` .. ``fn(n - 1)`` (bench_scale's timing loop, one label)."""
+    return _interleaved({"calls": fn}, n)["calls"]
 
 
 def measure(ns, root: str, size: int, rounds: int) -> dict:

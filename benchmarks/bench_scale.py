@@ -18,8 +18,8 @@ on the grown namespace:
   beside the limit of the disk under the root: the spec has DeclareTable write a
   ``.lance-reserved`` file in each table's directory, and a mkdir and a file create per
   table (the helpers' system calls), from one process and with nothing else, is measured
-  just before and just after each growth (the faster of the two is the limit).  Nothing the benchmark made is
-  deleted before its end: on ext4 without a journal (this machine's), creating an inode
+  just before and just after each growth (the faster of the two is the limit).  Nothing
+  the benchmark made is deleted before its end: on ext4 without a journal (this machine's), creating an inode
   scans the inodes deleted in the last minutes, and after a mass deletion a create
   cost 1 ms of kernel time instead of 0.1 ms (``perf``: ``recently_deleted`` under
   ``ext4_new_inode``); run it a few minutes after deleting many files;

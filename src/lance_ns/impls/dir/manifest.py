@@ -126,8 +126,11 @@ class Entries:
         return _entry(oid, self._rows[oid])
 
     def add(self, entry: Entry) -> None:
-        props = entry.properties
-        self._rows[entry.object_id] = (entry.kind, entry.location, None if props is None else tuple(props.items()))
+        self.add_row(entry.object_id, (entry.kind, entry.location, _pairs(entry.properties)))
+
+    def add_row(self, oid: str, row: tuple) -> None:
+        """Add an entry as stored: (kind, location, properties as pairs or None)."""
+        self._rows[oid] = row
 
     def pop(self, oid: str) -> Entry | None:
         row = self._rows.pop(oid, None)
@@ -143,6 +146,10 @@ class Entries:
 
     def locations(self) -> Iterator[str | None]:
         return (row[1] for row in self._rows.values())
+
+
+def _pairs(properties: dict | None) -> tuple | None:
+    return None if properties is None else tuple(properties.items())
 
 
 def _entry(oid: str, row: tuple) -> Entry:
@@ -199,11 +206,13 @@ def _root_dir(loc: str | None) -> str | None:
     return loc.split("/", 1)[0]
 
 
-def _rows(table: pa.Table, fragment_keys: dict[int, str]) -> Iterator[tuple[Entry, str | None]]:
-    """The rows of ``table`` (``_READ_COLUMNS`` and ``_rowaddr``) as entries, in table
-    order, each with the key of the fragment it lives in (``fragment_keys``: fragment
-    id -> key), a batch's columns at a time (so a load's peak memory stays near the
-    entries it builds)."""
+def _rows(table: pa.Table, fragment_keys: dict[int, str]) -> Iterator[tuple[str, tuple, str | None]]:
+    """The rows of ``table`` (``_READ_COLUMNS`` and ``_rowaddr``) in table order, each as
+    (object_id, the row as :class:`Entries` stores it, the key of the fragment it lives
+    in; ``fragment_keys``: fragment id -> key), a batch's columns at a time (so a load's
+    peak memory stays near the entries it builds).  No Entry is built on the way: at a
+    load, building one and storing it took 3.5x the time of storing the row (1M rows:
+    2.3 s against 0.7 s)."""
     for batch in table.to_batches():
         ids = pc.shift_right(batch.column("_rowaddr"), 32)  # a row address: fragment id << 32 | offset
         bounds = pc.min_max(ids)
@@ -211,7 +220,7 @@ def _rows(table: pa.Table, fragment_keys: dict[int, str]) -> Iterator[tuple[Entr
         keys = (itertools.repeat(fragment_keys.get(low)) if low == high
                 else map(fragment_keys.get, ids.to_pylist()))
         for oid, kind, location, meta, key in zip(*(batch.column(c).to_pylist() for c in _READ_COLUMNS), keys):
-            yield Entry(oid, kind, location, _parse_metadata(meta)), key
+            yield oid, (kind, location, _pairs(_parse_metadata(meta))), key
 
 
 @gc_paused()
@@ -449,10 +458,10 @@ class Manifest:
                     raise
                 ds = self._open()
         entries, where = Entries(), {}
-        for i, (entry, key) in enumerate(_rows(table, keys)):
-            if entry.object_id not in entries:  # the first row of an object_id wins (see module doc)
-                entries.add(entry)
-                where[entry.object_id] = key
+        for i, (oid, row, key) in enumerate(_rows(table, keys)):
+            if oid not in entries:  # the first row of an object_id wins (see module doc)
+                entries.add_row(oid, row)
+                where[oid] = key
             if abandon is not None and not i % 65_536 and abandon.is_set():
                 return
         self._ds, self._version, self._entries, self._where = ds, ds.version, entries, where
@@ -480,10 +489,11 @@ class Manifest:
             except Exception as e:  # noqa: BLE001 - a concurrent cleanup: load it all instead
                 log.debug("reading appended manifest fragments failed (%s): loading it all", e)
                 return False
-            for entry, key in _rows(table, _fragment_keys(appended, self._fragment_ids)):
-                if entry.object_id in self._entries:  # a racing loser's row, not yet backed out: the first wins
+            for oid, row, key in _rows(table, _fragment_keys(appended, self._fragment_ids)):
+                if oid in self._entries:  # a racing loser's row, not yet backed out: the first wins
                     self._duplicates = True
                     continue
+                entry = _entry(oid, row)
                 self._put(entry, key)
                 if entry.kind == TABLE_VERSION and self.move_versions_to is not None:
                     self._versions_here.append(entry)
@@ -533,7 +543,7 @@ class Manifest:
             self._loader = threading.Thread(target=self._load_in_background, name="lance-ns-manifest-load",
                                             daemon=True)
             self._loader.start()
-        return next((entry for entry, _ in _rows(rows, {})), None)
+        return next((_entry(oid, row) for oid, row, _ in _rows(rows, {})), None)
 
     def _load_in_background(self) -> None:
         try:
@@ -762,8 +772,9 @@ class Manifest:
     def _put(self, entry: Entry, fragment_key: str | None) -> None:
         self._entries.add(entry)
         self._where[entry.object_id] = fragment_key
-        if self._dirs is not None and _root_dir(entry.location):
-            self._dirs[_root_dir(entry.location)] += 1
+        directory = _root_dir(entry.location) if self._dirs is not None else None
+        if directory:
+            self._dirs[directory] += 1
         if self._children is not None:
             names = self._children.setdefault((entry.parent, entry.kind), SortedList())
             if entry.name not in names:

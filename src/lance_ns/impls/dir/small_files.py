@@ -61,13 +61,12 @@ class Parents:
     def write(self, path: bytes, data: bytes) -> None:
         table_dir, name = os.path.split(path)
         parent, leaf = os.path.split(table_dir)
-        fd = self._fds.get(parent, -1)
-        if fd == -1:
+        if parent not in self._fds:
             try:
-                fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
+                self._fds[parent] = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
             except OSError:  # (missing: the whole path is made, below)
-                fd = None
-            self._fds[parent] = fd
+                self._fds[parent] = None
+        fd = self._fds[parent]
         if fd is None:
             write(path, data)
         else:
