@@ -1,7 +1,7 @@
 import pytest
 from lance_namespace.errors import InvalidInputError
 
-from lance_ns.identifiers import parse_id, split_table_id, to_string, validate_name
+from lance_ns.identifiers import parse_id, split_table_id, to_string, validate_id, validate_name
 
 
 @pytest.mark.parametrize(
@@ -43,3 +43,19 @@ def test_table_id_needs_a_name():
         split_table_id([])
     with pytest.raises(InvalidInputError):
         split_table_id("ns.t")  # a string where a list is required
+
+
+@pytest.mark.parametrize("bad", [["a/b"], ["ok", "b/c"], ["a", ".."], ["a", ""], ["a", 1], ["x" * 256], ["a\x00", "b"],
+                                 ["ok", "/"], ["/", "ok"], ["a", "tab\t"], "ab"])
+def test_a_list_id_is_refused_whatever_its_shape(bad):
+    """validate_id matches a whole id of plain names at once; a "/" inside one name
+    must not pass as two plain names."""
+    with pytest.raises(InvalidInputError) as e:
+        validate_id(bad)
+    assert e.value.code == 13
+
+
+@pytest.mark.parametrize("good", [["a"], ["t", "x1"], ["A-b_c", "9" * 255], ["with space", "ü"], ("a", "b"), []])
+def test_a_list_id_of_valid_names_passes_as_a_new_list(good):
+    got = validate_id(good)
+    assert got == list(good) and type(got) is list and got is not good

@@ -364,10 +364,16 @@ class CatalogNamespace(NamespaceBase):
         self._declared(ns, table)
         return self._vended(self._declare_response(table), table.location, request)
 
-    def _declaration(self, request) -> tuple[list[str], CatalogTable]:
-        """The table object DeclareTable stores for ``request``, checked; nothing is written."""
+    def _declaration(self, request, namespaces: dict | None = None) -> tuple[list[str], CatalogTable]:
+        """The table object DeclareTable stores for ``request``, checked; nothing is written.
+        A bulk declaration passes ``namespaces`` (namespace id -> properties), filled as
+        each namespace is checked: once per batch, not once per table."""
         ns, name = split_table_id(request.id)
-        ns_props = self._require_table_namespace(ns)
+        ns_props = None if namespaces is None else namespaces.get(tuple(ns))
+        if ns_props is None:
+            ns_props = self._require_table_namespace(ns)
+            if namespaces is not None:
+                namespaces[tuple(ns)] = ns_props
         if self._get_table(ns, name) is not None:
             raise TableAlreadyExistsError(f"table {to_string(ns + [name])!r} already exists")
         if request.location:

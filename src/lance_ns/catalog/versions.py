@@ -435,10 +435,9 @@ class TableVersions:
             declares = [(i, req) for i, (kind, req) in enumerate(ops) if kind == "declare_table"]
             shaped = self.declare_many([req for _, req in declares],
                                        shape=lambda d: CommitTableResult(declare_table=d))  # (faster than model_construct)
-            for (i, req), result in zip(declares, shaped):
+            for (i, _), result in zip(declares, shaped):
                 results[i] = result
-                undo.append(lambda r=req, d=result.declare_table: self.ns.data_ops.undo_declaration(r.id, d.location, {
-                    **self.ns.storage_options, **(d.storage_options or {})}))
+            undo.append(lambda: self._take_back_declarations([req for _, req in declares], shaped))
             versions = [(i, req) for i, (kind, req) in enumerate(ops) if kind == "create_table_version"]
             if versions:
                 records = self.commit_versions([req for _, req in versions])
@@ -478,9 +477,9 @@ class TableVersions:
         beside = self.ns._declaring_many(len(requests))  # dir: the marker files, written as planned
         try:
             with self.ns._batch_reads():
-                planned = []
+                planned, namespaces = [], {}
                 for r in requests:
-                    planned.append(self.ns._declaration(r))
+                    planned.append(self.ns._declaration(r, namespaces))
                     beside.add(*planned[-1])
             self.ns._create_tables(planned)
         except Exception:
@@ -504,18 +503,20 @@ class TableVersions:
             raise InvalidInputError("BatchCommitTables needs at least one operation")
         ops, seen = [], set()
         for i, op in enumerate(request.operations):
-            kinds = [k for k in self._BATCH_KINDS if getattr(op, k, None) is not None]
+            kinds = [k for k in self._BATCH_KINDS if getattr(op, k) is not None]
             if len(kinds) != 1:
                 raise InvalidInputError(
                     f"operation {i} must set exactly one of {', '.join(self._BATCH_KINDS)} (got {kinds or 'none'})")
             kind, req = kinds[0], getattr(op, kinds[0])
-            key = self._lance_key(validate_id(req.id))
+            key = tuple(validate_id(req.id))
+            if not key:
+                split_table_id(key)  # (its error: a table id needs a name)
             # one change of a table's entry (declare or deregister) and one of its versions of each kind;
             # a declaration and the table's first version may come together
-            slot = "entry" if kind in ("declare_table", "deregister_table") else kind
-            if (slot, tuple(key)) in seen:
+            slot = ("entry" if kind in ("declare_table", "deregister_table") else kind, key)
+            if slot in seen:
                 raise InvalidInputError(f"table {to_string(key)!r} appears twice in operations of one kind")
-            seen.add((slot, tuple(key)))
+            seen.add(slot)
             ops.append((kind, req))
         for kind, req in ops:  # what can be told without changing anything
             # (a declaration is checked when declare_many plans it, before anything changes)
@@ -528,6 +529,18 @@ class TableVersions:
     @staticmethod
     def _declared_in(ops, table_id) -> bool:
         return any(kind == "declare_table" and list(req.id) == list(table_id) for kind, req in ops)
+
+    def _take_back_declarations(self, requests: list, results: list) -> None:
+        """Undo the declarations :meth:`declare_many` made (a later step of a batch failed):
+        each one tried, whatever became of the one before."""
+        for request, result in zip(requests, results):
+            declared = result.declare_table
+            try:
+                self.ns.data_ops.undo_declaration(request.id, declared.location, {
+                    **self.ns.storage_options, **(declared.storage_options or {})})
+            except Exception as e:  # noqa: BLE001 - the original failure is what the caller must see
+                log.warning("BatchCommitTables could not take back the declaration of %s: %s",
+                            to_string(request.id), e)
 
     def _take_back_version(self, table_id, version: int) -> None:
         """Undo a version :meth:`commit_versions` published (a later step of a batch failed)."""

@@ -53,6 +53,12 @@ def file_path(data_file) -> str:
     return getattr(data_file, "_path", None) or data_file.path
 
 
+def fragment_key(metadata) -> str:
+    """What names a fragment across versions: its first data file (pylance's Overwrite of
+    the whole manifest renumbers every fragment it keeps, but keeps their files)."""
+    return file_path(metadata.files[0])
+
+
 def _identity(fragment) -> tuple:
     """What a fragment holds: its id, data files, rows and deleted rows (pylance's
     merge_insert rewrites a fragment under the same id: the files tell)."""

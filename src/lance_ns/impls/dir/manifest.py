@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import itertools
 import json
 import logging
@@ -99,18 +100,18 @@ class Entry(NamedTuple):
 
 
 class Entries:
-    """The manifest's entries by object_id, a million of them at 1M tables.  Held as plain
-    tuples (kind, location, properties as (key, value) pairs) and handed out as
-    :class:`Entry`: the garbage collector stops tracking a plain tuple of strings once a
-    collection has seen it (one holding properties: twice), never an object of a class,
-    a subclass of tuple or a tuple holding a dict; so a full collection does not walk
-    every entry again (2.4M entries as objects: 0.39-0.51 s a full collection; as plain
-    tuples 0.15-0.22 s, the dicts and lists that hold them)."""
+    """The manifest's entries by object_id, a million of them at 1M tables.  Each held as
+    one string, ``kind NUL metadata-JSON NUL location`` (:func:`_row`), handed out as
+    :class:`Entry`.  A dict holding only strings is one the garbage collector never tracks,
+    so no collection walks the entries.  Held as tuples, each append of new (tracked) tuples
+    made the dict tracked again until the next full collection: a bulk declaration at 580k
+    tables spent ~30 ms a batch of 10,000 in collections walking it.  A string is also
+    smaller than a tuple and its location string (~56 bytes less an entry)."""
 
     __slots__ = ("_rows",)
 
     def __init__(self):
-        self._rows: dict[str, tuple] = {}
+        self._rows: dict[str, str] = {}
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -126,10 +127,12 @@ class Entries:
         return _entry(oid, self._rows[oid])
 
     def add(self, entry: Entry) -> None:
-        self.add_row(entry.object_id, (entry.kind, entry.location, _pairs(entry.properties)))
+        props = entry.properties
+        self.add_row(entry.object_id, _row(entry.kind, entry.location,
+                                           None if props is None else json.dumps(props, sort_keys=True)))
 
-    def add_row(self, oid: str, row: tuple) -> None:
-        """Add an entry as stored: (kind, location, properties as pairs or None)."""
+    def add_row(self, oid: str, row: str) -> None:
+        """Add an entry as stored (:func:`_row`)."""
         self._rows[oid] = row
 
     def pop(self, oid: str) -> Entry | None:
@@ -138,23 +141,39 @@ class Entries:
 
     def of_kind(self, kind: str, prefix: str = "") -> Iterator[Entry]:
         """The entries of ``kind`` whose object_id starts with ``prefix``."""
-        return (_entry(oid, row) for oid, row in self._rows.items() if row[0] == kind and oid.startswith(prefix))
+        head = kind + _NUL
+        return (_entry(oid, row) for oid, row in self._rows.items() if row.startswith(head) and oid.startswith(prefix))
 
     def kinds(self) -> Iterator[tuple[str, str]]:
         """(object_id, kind) of every entry."""
-        return ((oid, row[0]) for oid, row in self._rows.items())
+        return ((oid, row[:row.index(_NUL)]) for oid, row in self._rows.items())
 
     def locations(self) -> Iterator[str | None]:
-        return (row[1] for row in self._rows.values())
+        return (row.split(_NUL, 2)[2] or None for row in self._rows.values())
 
 
-def _pairs(properties: dict | None) -> tuple | None:
-    return None if properties is None else tuple(properties.items())
+_NUL = "\0"
 
 
-def _entry(oid: str, row: tuple) -> Entry:
-    kind, location, props = row
-    return Entry(oid, kind, location, None if props is None else dict(props))
+def _row(kind: str, location: str | None, metadata: str | None) -> str:
+    """An entry as :class:`Entries` stores it.  The location last: a NUL in one (none this
+    namespace writes has one) cannot shift the fields; JSON text holds none; a kind is a
+    word (table, namespace, table_version)."""
+    return f"{kind}{_NUL}{metadata or ''}{_NUL}{location or ''}"
+
+
+def _entry(oid: str, row: str) -> Entry:
+    kind, metadata, location = row.split(_NUL, 2)
+    pairs = _metadata_pairs(metadata) if metadata else None
+    return Entry(oid, kind, location or None, None if pairs is None else dict(pairs))
+
+
+@functools.lru_cache(maxsize=4096)
+def _metadata_pairs(raw: str) -> tuple | None:
+    """A row's metadata JSON parsed, for the tables read again and again (a describe of
+    one: ~1 us against 4.5 us parsed each time)."""
+    parsed = _parse_metadata(raw)
+    return None if parsed is None else tuple(parsed.items())
 
 
 class Exists(Exception):
@@ -206,13 +225,13 @@ def _root_dir(loc: str | None) -> str | None:
     return loc.split("/", 1)[0]
 
 
-def _rows(table: pa.Table, fragment_keys: dict[int, str]) -> Iterator[tuple[str, tuple, str | None]]:
+def _rows(table: pa.Table, fragment_keys: dict[int, str]) -> Iterator[tuple[str, str, str | None]]:
     """The rows of ``table`` (``_READ_COLUMNS`` and ``_rowaddr``) in table order, each as
     (object_id, the row as :class:`Entries` stores it, the key of the fragment it lives
     in; ``fragment_keys``: fragment id -> key), a batch's columns at a time (so a load's
     peak memory stays near the entries it builds).  No Entry is built on the way: at a
     load, building one and storing it took 3.5x the time of storing the row (1M rows:
-    2.3 s against 0.7 s)."""
+    2.3 s against 0.7 s); the metadata is parsed when an entry is read, not here."""
     for batch in table.to_batches():
         ids = pc.shift_right(batch.column("_rowaddr"), 32)  # a row address: fragment id << 32 | offset
         bounds = pc.min_max(ids)
@@ -220,7 +239,7 @@ def _rows(table: pa.Table, fragment_keys: dict[int, str]) -> Iterator[tuple[str,
         keys = (itertools.repeat(fragment_keys.get(low)) if low == high
                 else map(fragment_keys.get, ids.to_pylist()))
         for oid, kind, location, meta, key in zip(*(batch.column(c).to_pylist() for c in _READ_COLUMNS), keys):
-            yield oid, (kind, location, _pairs(_parse_metadata(meta))), key
+            yield oid, _row(kind, location, meta), key
 
 
 @gc_paused()
@@ -231,12 +250,6 @@ def _children_index(entries: Entries) -> dict[tuple[str, str], SortedList]:
         parent, _, name = oid.rpartition(ID_DELIMITER)
         index.setdefault((parent, kind), []).append(name)
     return {key: SortedList(names) for key, names in index.items()}
-
-
-def _fragment_key(metadata) -> str:
-    """What names a fragment across versions: its first data file (pylance's Overwrite of
-    the whole manifest renumbers every fragment it keeps, but keeps their files)."""
-    return compaction.file_path(metadata.files[0])
 
 
 def _appended_keys(ds, n: int, fragment_ids: dict[str, int]) -> list[str | None]:
@@ -251,13 +264,13 @@ def _appended_keys(ds, n: int, fragment_ids: dict[str, int]) -> list[str | None]
         rows += fragment.metadata.physical_rows
     if rows != n:
         return [None] * n
-    fragment_ids.update((_fragment_key(meta), meta.id) for meta in newest)
-    return [_fragment_key(meta) for meta in reversed(newest) for _ in range(meta.physical_rows)]
+    fragment_ids.update((compaction.fragment_key(meta), meta.id) for meta in newest)
+    return [compaction.fragment_key(meta) for meta in reversed(newest) for _ in range(meta.physical_rows)]
 
 
 def _fragment_keys(fragments, fragment_ids: dict[str, int] | None = None) -> dict[int, str]:
     """Fragment id -> key of each fragment; added to ``fragment_ids`` (key -> id) if given."""
-    keys = {f.fragment_id: _fragment_key(f.metadata) for f in fragments}
+    keys = {f.fragment_id: compaction.fragment_key(f.metadata) for f in fragments}
     if fragment_ids is not None:
         fragment_ids.update((key, fragment_id) for fragment_id, key in keys.items())
     return keys
@@ -271,7 +284,7 @@ def _fragment_of(ds, key: str, fragment_ids: dict[str, int]):
     fragment_id = fragment_ids.get(key)
     if fragment_id is not None:
         fragment = ds.get_fragment(fragment_id)
-        if fragment is not None and _fragment_key(fragment.metadata) == key:
+        if fragment is not None and compaction.fragment_key(fragment.metadata) == key:
             return fragment
     fragment_ids.clear()
     _fragment_keys(ds.get_fragments(), fragment_ids)
@@ -332,7 +345,7 @@ class Manifest:
         self._ds = None
         self._version = 0  # 0: no manifest table yet
         self._entries = Entries()
-        #: object_id -> the key (:func:`_fragment_key`) of the fragment holding its row, so that
+        #: object_id -> the key (:func:`.compaction.fragment_key`) of the fragment holding its row, so that
         #: a delete rewrites one fragment's deletions, not a scan of the whole table
         self._where: dict[str, str] = {}
         #: fragment key -> fragment id at the loaded version: a delete's hint (:func:`_fragment_of`)
@@ -770,15 +783,19 @@ class Manifest:
             return self._open()
 
     def _put(self, entry: Entry, fragment_key: str | None) -> None:
+        # (a bulk declaration calls this per table: no SortedList built as a default, no oid split twice)
+        oid = entry.object_id
         self._entries.add(entry)
-        self._where[entry.object_id] = fragment_key
-        directory = _root_dir(entry.location) if self._dirs is not None else None
-        if directory:
+        self._where[oid] = fragment_key
+        if self._dirs is not None and (directory := _root_dir(entry.location)):
             self._dirs[directory] += 1
         if self._children is not None:
-            names = self._children.setdefault((entry.parent, entry.kind), SortedList())
-            if entry.name not in names:
-                names.add(entry.name)
+            parent, _, name = oid.rpartition(ID_DELIMITER)
+            names = self._children.get((parent, entry.kind))
+            if names is None:
+                names = self._children[parent, entry.kind] = SortedList()
+            if name not in names:
+                names.add(name)
 
     def _drop(self, oid: str) -> None:
         entry = self._entries.pop(oid)
@@ -801,20 +818,6 @@ class Manifest:
     def wait_for_upkeep(self) -> None:
         """Return when the compactions and cleanups due so far are done (tests, benchmarks)."""
         self.upkeep.wait()
-
-    def _adopt_compaction(self, new_ds, done: compaction.Rewrite, base) -> None:
-        """After ``done`` was committed as ``new_ds`` on top of ``base``, the loaded version
-        (under the lock)."""
-        if self._duplicates or new_ds.version != base.version + 1:  # or another process committed in between
-            self._load(new_ds)
-            return
-        # the same entries, fewer files: the rewritten rows live in the fragments written
-        self._ds, self._version = new_ds, new_ds.version
-        for key in done.replaced_files():  # a fragment's key is its first file (_fragment_key)
-            self._fragment_ids.pop(key, None)
-        for fragment_id, metadata, oids in done.placed():
-            self._fragment_ids[key := _fragment_key(metadata)] = fragment_id
-            self._where.update(dict.fromkeys(oids, key))
 
 
 def table_bytes(uri: str, storage_options: dict | None) -> int:

@@ -127,6 +127,7 @@ class DirectoryNamespace(CatalogNamespace):
         if root.startswith("file://"):
             root = root[len("file://"):]
         self.root = storage.normalize_root(root)
+        self._in_root = storage.join(self.root, "")  # + a directory name: its location (a bulk makes thousands)
         self.local = is_local(self.root)
         self.manifest_enabled = self.bool_prop("manifest_enabled", True)
         self.dir_listing_enabled = self.bool_prop("dir_listing_enabled", True)
@@ -200,7 +201,7 @@ class DirectoryNamespace(CatalogNamespace):
 
     def default_location(self, ns: list[str], name: str) -> str:
         if ns:
-            return storage.join(self.root, nested_dir_name(object_id(ns + [name])))
+            return self._in_root + nested_dir_name(object_id(ns + [name]))
         return self._root_dir(name)
 
     def owns_location(self, ns: list[str], name: str, location: str) -> bool:

@@ -136,8 +136,23 @@ class Upkeep:
             log.info("manifest compaction of %s given up: %s", m.uri, e)
             return None
         self.given_up = 0
-        m._adopt_compaction(new_ds, done, base)
+        self._adopt(new_ds, done, base)
         return new_ds
+
+    def _adopt(self, new_ds, done: compaction.Rewrite, base) -> None:
+        """After ``done`` was committed as ``new_ds`` on top of ``base``, the manifest's
+        loaded version (under its lock)."""
+        m = self.manifest
+        if m._duplicates or new_ds.version != base.version + 1:  # or another process committed in between
+            m._load(new_ds)
+            return
+        # the same entries, fewer files: the rewritten rows live in the fragments written
+        m._ds, m._version = new_ds, new_ds.version
+        for key in done.replaced_files():  # a fragment's key is its first file
+            m._fragment_ids.pop(key, None)
+        for fragment_id, metadata, oids in done.placed():
+            m._fragment_ids[key := compaction.fragment_key(metadata)] = fragment_id
+            m._where.update(dict.fromkeys(oids, key))
 
 
 def cleanup(ds, retain_versions: int) -> None:
