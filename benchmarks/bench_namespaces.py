@@ -1,23 +1,34 @@
 """The directory namespace with many namespaces: 1k, 10k and 100k namespaces of 10 tables
-each in one root, each figure printed as the ratio to its value at 1k namespaces.
+each in one root, each figure printed as the ratio to its value on a root of 1k namespaces.
 
-    python benchmarks/bench_namespaces.py              # 1k, 10k, 100k namespaces (~15 min)
-    python benchmarks/bench_namespaces.py --quick      # 1k and 10k
+Each size is measured beside a base root of the first size (1,000 namespaces), grown at
+the start and kept for the whole run, the two in alternating blocks of calls (bench_scale's
+method: the ratio is of the same minutes; this machine's pace drifts by 2x within minutes,
+which a 1k figure measured first and a 100k figure measured ten minutes later took for the
+root's size).  At the first size the ratio is 1.00 by definition (the base root is
+measured alone there, for the absolute figures and the first column's memory).
+
+    python benchmarks/bench_namespaces.py              # 1k, 10k, 100k namespaces (~20 min)
+    python benchmarks/bench_namespaces.py --quick      # 1k and 10k (~3 min)
 
 Issue 32's other shape of a multi-tenant lake (goal 1: "and 100,000 namespaces of 10
-tables"), beside ``bench_scale.py``'s one namespace of a million tables.  The root is
+tables"), beside ``bench_scale.py``'s one namespace of a million tables.  The roots are
 grown through the public API only: CreateNamespace one at a time (the spec has no bulk
 form), then the tables by BatchCommitTables of ``--batch`` DeclareTable operations spread
-over the namespaces.  At every size it measures on the grown root, median and p99 per
-call (goal: within 1.5x of the value at 1k namespaces, p99 included):
+over the namespaces.  At every size it measures, on the grown root and on the base root
+beside it, median and p99 per call (goal: within 1.5x of the base root's, p99 included),
+``--rounds`` x 20 calls of each read and x 10 of each write (so that a p99 is not the
+slowest single call), after an ``os.sync()`` (the growth's writeback is not their cost):
 
 * DescribeNamespace, NamespaceExists and the first and a middle page of 100 of the
   root's ListNamespaces (which lists every namespace);
 * DescribeTable, TableExists and ListTables of a namespace (its 10 tables);
 * CreateNamespace and DropNamespace (of a new, empty one), DeclareTable into an
-  existing namespace and DeregisterTable of it;
+  existing namespace and DeregisterTable of the table just declared (every name written
+  carries the size and a tag, so that no write meets an earlier one's name);
 * cold start: a new process (interpreter and imports included) answering its first
-  DescribeTable, and the resident memory it holds once its manifest is loaded;
+  DescribeTable, and the resident memory it holds once its manifest is loaded; three
+  of each root, alternating, after the upkeep the writes made due and an ``os.sync()``;
 * the rates the root grew at: namespaces/s (one by one) and tables/s (bulk).
 """
 
@@ -52,36 +63,57 @@ def grow(ns, start: int, size: int, batch: int) -> tuple[float, float]:
     return ns_rate, len(ids) / (time.perf_counter() - t)
 
 
-def _calls(fn, n: int) -> list[float]:
-    """Seconds taken by each of ``fn(0)`` .. ``fn(n - 1)`` (bench_scale's timing loop, one label)."""
-    return _interleaved({"calls": fn}, n)["calls"]
+def spread(size: int, n: int) -> list[str]:
+    """``n`` of the root's namespaces n0..n<size-1>, spread over it (a step prime to the sizes)."""
+    return [f"n{(k * 7919) % size}" for k in range(n)]
 
 
-def measure(ns, root: str, size: int, rounds: int) -> dict:
-    picks = [f"n{(k * 7919) % size}" for k in range(rounds)]  # spread over the root
-    middle = ns.list_namespaces({"id": [], "limit": 100, "page_token": f"n{size // 2}"}).page_token or ""
-    fig = {
-        "describe_ns": _calls(lambda i: ns.describe_namespace({"id": [picks[i % rounds]]}), rounds * 4),
-        "ns_exists": _calls(lambda i: ns.namespace_exists({"id": [picks[i % rounds]]}), rounds * 4),
-        "ns_page_first": _calls(lambda i: ns.list_namespaces({"id": [], "limit": 100}), rounds * 4),
-        "ns_page_middle": _calls(lambda i: ns.list_namespaces({"id": [], "limit": 100, "page_token": middle}),
-                                 rounds * 4),
-        "describe": _calls(lambda i: ns.describe_table({"id": [picks[i % rounds], f"t{i % TABLES_PER}"]}), rounds * 4),
-        "exists": _calls(lambda i: ns.table_exists({"id": [picks[i % rounds], f"t{i % TABLES_PER}"]}), rounds * 4),
-        "list_tables": _calls(lambda i: ns.list_tables({"id": [picks[i % rounds]]}), rounds * 4),
-        "create_ns": _calls(lambda i: ns.create_namespace({"id": [f"new{size}_{i}"]}), rounds),
-        "declare": _calls(lambda i: ns.declare_table({"id": [picks[i], f"d{size}"]}), rounds),
-        "drop": _calls(lambda i: ns.deregister_table({"id": [picks[i], f"d{size}"]}), rounds),
-        "drop_ns": _calls(lambda i: ns.drop_namespace({"id": [f"new{size}_{i}"]}), rounds),
-    }
-    ns.manifest.wait_for_upkeep()  # a compaction still running here is not a new process's cost
-    os.sync()
-    cold = [cold_start(root, "t0", namespace=picks[i]) for i in range(3)]
-    return {
-        **{k: (statistics.median(v), _p(v, 0.99)) for k, v in fig.items()},
-        "cold": (statistics.median(c["wall"] for c in cold), max(c["wall"] for c in cold)),
-        "rss_mb": max(c["rss_mb"] for c in cold),
-    }
+def measure(sides: dict, rounds: int, tag: str) -> dict:
+    """Every figure of each side ({label: (ns, root, size)}), the sides measured in
+    alternating blocks (bench_scale's :func:`_interleaved`): a ratio between two sides is
+    of the same minutes.  ``tag`` keeps the names written here apart from an earlier call's."""
+    os.sync()  # (after grow(), which waits for its upkeep) the growth's writeback is not a later call's cost
+    reads = rounds * 20
+    writes = rounds * 10  # enough that the p99 is not simply the slowest call (one stall of the disk)
+    picks = {label: spread(size, max(reads, writes)) for label, (_, _, size) in sides.items()}
+
+    def calls(label: str) -> dict:
+        """Each figure's number of calls and call on this side's root."""
+        ns, _, size = sides[label]
+        p = picks[label]
+        middle = ns.list_namespaces({"id": [], "limit": 100, "page_token": f"n{size // 2}"}).page_token or ""
+        return {
+            "describe_ns": (reads, lambda i: ns.describe_namespace({"id": [p[i]]})),
+            "ns_exists": (reads, lambda i: ns.namespace_exists({"id": [p[i]]})),
+            "ns_page_first": (reads, lambda i: ns.list_namespaces({"id": [], "limit": 100})),
+            "ns_page_middle": (reads, lambda i: ns.list_namespaces({"id": [], "limit": 100, "page_token": middle})),
+            "describe": (reads, lambda i: ns.describe_table({"id": [p[i], f"t{i % TABLES_PER}"]})),
+            "exists": (reads, lambda i: ns.table_exists({"id": [p[i], f"t{i % TABLES_PER}"]})),
+            "list_tables": (reads, lambda i: ns.list_tables({"id": [p[i]]})),
+            "create_ns": (writes, lambda i: ns.create_namespace({"id": [f"new{size}_{tag}_{i}"]})),
+            "declare": (writes, lambda i: ns.declare_table({"id": [p[i], f"d{size}_{tag}_{i}"]})),
+            "drop": (writes, lambda i: ns.deregister_table({"id": [p[i], f"d{size}_{tag}_{i}"]})),
+            "drop_ns": (writes, lambda i: ns.drop_namespace({"id": [f"new{size}_{tag}_{i}"]})),
+        }
+
+    per_side = {label: calls(label) for label in sides}
+    fig: dict[str, dict[str, list[float]]] = {label: {} for label in sides}
+    for key, (n, _) in next(iter(per_side.values())).items():
+        got = _interleaved({label: ops[key][1] for label, ops in per_side.items()}, n)
+        for label in sides:
+            fig[label][key] = got[label]
+    for ns, _, _ in sides.values():
+        ns.manifest.wait_for_upkeep()  # a compaction still running here is not a new process's cost
+    os.sync()  # nor the writeback of the writes just measured
+    cold: dict[str, list[dict]] = {label: [] for label in sides}
+    for i in range(3):
+        for label, (_, root, _) in sides.items():
+            cold[label].append(cold_start(root, f"t{i % TABLES_PER}", namespace=picks[label][i]))
+    return {label: {
+        **{k: (statistics.median(v), _p(v, 0.99)) for k, v in fig[label].items()},
+        "cold": (statistics.median(c["wall"] for c in cold[label]), max(c["wall"] for c in cold[label])),
+        "rss_mb": max(c["rss_mb"] for c in cold[label]),
+    } for label in sides}
 
 
 LABELS = (("describe_ns", "DescribeNamespace"), ("ns_exists", "NamespaceExists"),
@@ -94,46 +126,56 @@ LABELS = (("describe_ns", "DescribeNamespace"), ("ns_exists", "NamespaceExists")
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="stop at 10,000 namespaces")
-    ap.add_argument("--sizes", help="comma-separated numbers of namespaces (default 1000,10000[,100000])")
+    ap.add_argument("--sizes", help="comma-separated numbers of namespaces (default 1000,10000[,100000]); "
+                                    "the first is the base root's")
     ap.add_argument("--batch", type=int, default=10_000, help="tables per bulk BatchCommitTables")
-    ap.add_argument("--rounds", type=int, default=20, help="calls per figure and size (reads: 4x as many)")
+    ap.add_argument("--rounds", type=int, default=20, help="calls per figure, root and size (reads 20x, writes 10x)")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else (
         [1_000, 10_000] + ([] if args.quick else [100_000]))
 
     import lance_ns
 
-    root = tempfile.mkdtemp(prefix="scale-namespaces-")
+    base_root = tempfile.mkdtemp(prefix="scale-namespaces-base-")
+    root = None
     try:
+        # the base root, kept for the whole run; its first measurement warms up what this
+        # process's first calls import and cache (discarded)
+        base_ns = lance_ns.connect("dir", {"root": base_root})
+        grow(base_ns, 0, sizes[0], args.batch)
+        base = {"base": (base_ns, base_root, sizes[0])}
+        measure(base, args.rounds, tag="warm")
+        root = tempfile.mkdtemp(prefix="scale-namespaces-")
         ns = lance_ns.connect("dir", {"root": root})
-        # the first calls of a process import and cache what later sizes reuse: warm them on a root of its own
-        warm = tempfile.mkdtemp(prefix="scale-namespaces-warm-")
-        try:
-            warm_ns = lance_ns.connect("dir", {"root": warm})
-            grow(warm_ns, 0, 100, args.batch)
-            measure(warm_ns, warm, 100, args.rounds)
-        finally:
-            shutil.rmtree(warm, ignore_errors=True)
-        results, have = {}, 0
+        results, beside, have = {}, {}, 0
         for size in sizes:
             ns_rate, table_rate = grow(ns, have, size, args.batch)
             have = size
-            results[size] = {"ns_rate": ns_rate, "table_rate": table_rate, **measure(ns, root, size, args.rounds)}
+            if size == sizes[0]:  # this root is the base root's twin: the base alone, the ratio 1.00
+                here = there = measure(base, args.rounds, tag=str(size))["base"]
+            else:
+                both = measure({**base, "here": (ns, root, size)}, args.rounds, tag=str(size))
+                here, there = both["here"], both["base"]
+            results[size] = {"ns_rate": ns_rate, "table_rate": table_rate, **here}
+            beside[size] = there
             print(f"  {size:>7,} namespaces ({size * TABLES_PER:,} tables): created {ns_rate:,.0f}/s, "
-                  f"tables declared {table_rate:,.0f}/s, describe {results[size]['describe'][0] * 1e6:.0f} us, "
-                  f"cold start {results[size]['cold'][0]:.2f} s, {results[size]['rss_mb']:.0f} MB", flush=True)
+                  f"tables declared {table_rate:,.0f}/s, describe {here['describe'][0] * 1e6:.0f} us "
+                  f"(base {there['describe'][0] * 1e6:.0f} us), cold start {here['cold'][0]:.2f} s "
+                  f"(base {there['cold'][0]:.2f} s), {here['rss_mb']:.0f} MB", flush=True)
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        if root is not None:
+            shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(base_root, ignore_errors=True)
 
-    base = results[sizes[0]]
-    print(f"\nlance-ns dir, namespaces of {TABLES_PER} tables; ratio = value / value at {sizes[0]:,} namespaces "
-          f"(goal <= {GOAL}x)")
+    print(f"\nlance-ns dir, namespaces of {TABLES_PER} tables; ratio = value / value on a root of {sizes[0]:,} "
+          f"namespaces measured beside it, in alternating blocks of the same minutes (goal <= {GOAL}x; "
+          f"at {sizes[0]:,}: 1.00 by definition)")
     print(f"{'figure':<30}" + "".join(f"{s:>14,}" for s in sizes))
     for key, label in LABELS:
         for q, qname in ((0, "median"), (1, "p99" if key != "cold" else "max")):
             row = f"{label + ' ' + qname:<30}"
             for s in sizes:
-                r = results[s][key][q] / base[key][q]
+                r = results[s][key][q] / beside[s][key][q]
                 row += f"{r:>10.2f}x{'' if r <= GOAL else ' !':<3}"
             print(row)
     print(f"{'namespaces created /s':<30}" + "".join(f"{results[s]['ns_rate']:>14,.0f}" for s in sizes)
@@ -142,7 +184,12 @@ def main() -> None:
           + "   (bulk, spread over the namespaces)")
     print(f"{'cold-start memory MB':<30}" + "".join(f"{results[s]['rss_mb']:>14.0f}" for s in sizes)
           + "   (goal < 1024)")
-    print("absolute at the first size: " + ", ".join(f"{label} {base[key][0] * 1e3:.2f} ms" for key, label in LABELS))
+    print("absolute medians at the first size: "
+          + ", ".join(f"{label} {results[sizes[0]][key][0] * 1e3:.2f} ms" for key, label in LABELS))
+    if len(sizes) > 1:
+        last = sizes[-1]
+        print(f"absolute medians at {last:,} (base root beside it): " + ", ".join(
+            f"{label} {results[last][key][0] * 1e3:.2f} ms ({beside[last][key][0] * 1e3:.2f})" for key, label in LABELS))
 
 
 if __name__ == "__main__":
