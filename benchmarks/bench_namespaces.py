@@ -43,7 +43,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_scale import GOAL, _interleaved, _p, cold_start  # noqa: E402
+from bench_scale import GOAL, _p, cold_start, side_by_side  # noqa: E402
 
 TABLES_PER = 10
 
@@ -96,12 +96,7 @@ def measure(sides: dict, rounds: int, tag: str) -> dict:
             "drop_ns": (writes, lambda i: ns.drop_namespace({"id": [f"new{size}_{tag}_{i}"]})),
         }
 
-    per_side = {label: calls(label) for label in sides}
-    fig: dict[str, dict[str, list[float]]] = {label: {} for label in sides}
-    for key, (n, _) in next(iter(per_side.values())).items():
-        got = _interleaved({label: ops[key][1] for label, ops in per_side.items()}, n)
-        for label in sides:
-            fig[label][key] = got[label]
+    fig = side_by_side({label: calls(label) for label in sides})
     for ns, _, _ in sides.values():
         ns.manifest.wait_for_upkeep()  # a compaction still running here is not a new process's cost
     os.sync()  # nor the writeback of the writes just measured

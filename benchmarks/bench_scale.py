@@ -87,6 +87,17 @@ def _interleaved(calls: dict, n: int, blocks: int = 10) -> dict[str, list[float]
     return out
 
 
+def side_by_side(per_side: dict) -> dict[str, dict[str, list[float]]]:
+    """{side: {figure: (calls, fn(i))}} -> {side: {figure: seconds of each call}}, each
+    figure's sides timed in alternating blocks (:func:`_interleaved`)."""
+    fig: dict[str, dict[str, list[float]]] = {label: {} for label in per_side}
+    for key, (n, _) in next(iter(per_side.values())).items():
+        got = _interleaved({label: ops[key][1] for label, ops in per_side.items()}, n)
+        for label in per_side:
+            fig[label][key] = got[label]
+    return fig
+
+
 _COLD = """
 import json, resource, sys, time
 import lance_ns
@@ -140,12 +151,7 @@ def measure(sides: dict, rounds: int, tag: str, restore: tuple = ()) -> dict:
             "drop_old": (writes, lambda i: ns.deregister_table({"id": ["t", old[label][i]]})),
         }
 
-    per_side = {label: calls(label) for label in sides}
-    fig: dict[str, dict[str, list[float]]] = {label: {} for label in sides}
-    for key, (n, _) in next(iter(per_side.values())).items():
-        got = _interleaved({label: ops[key][1] for label, ops in per_side.items()}, n)
-        for label in sides:
-            fig[label][key] = got[label]
+    fig = side_by_side({label: calls(label) for label in sides})
     for label, (ns, _, _) in sides.items():
         ns.manifest.wait_for_upkeep()  # a compaction still running here is not a new process's cost
         if label in restore:
