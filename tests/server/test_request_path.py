@@ -32,10 +32,19 @@ def ipc(table: pa.Table) -> bytes:
 
 @pytest.fixture
 def checked_names(monkeypatch) -> list:
-    """Every identifier component checked (identifiers.validate_name asks name_problem)."""
+    """Every identifier component checked: a whole id of plain names by validate_id's one
+    match (identifiers._plain_id), any other name by name_problem."""
     seen: list = []
-    real = identifiers.name_problem
-    monkeypatch.setattr(identifiers, "name_problem", lambda name: seen.append(name) or real(name))
+    real_name, real_id = identifiers.name_problem, identifiers._plain_id
+    monkeypatch.setattr(identifiers, "name_problem", lambda name: seen.append(name) or real_name(name))
+
+    def plain_id(parts):
+        plain = real_id(parts)
+        if plain:
+            seen.extend(parts)
+        return plain
+
+    monkeypatch.setattr(identifiers, "_plain_id", plain_id)
     return seen
 
 
