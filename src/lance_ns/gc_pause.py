@@ -9,6 +9,13 @@ tables: 7,600-9,500 declarations/s planned and committed, 15,000-27,000/s with t
 collector paused).  Loading the manifest (a million entries built in a row) is the same
 case.  Reference counting still frees everything meanwhile; only cycles wait for the end
 of the pause.  (Mercurial's ``util.nogc`` is the same remedy for the same cost.)
+
+A pause covers the library's own allocations only.  A caller building batch after batch
+of requests makes the collector walk everything its process holds every batch or two:
+~140k objects from the imports alone (lance_namespace's models are half) and the
+manifest's sorted index, ~180 ms a walk at a million tables.  That is an application's
+to settle, not a library's: :func:`long_lived_frozen` is what ``lance-ns table declare
+--from`` does between its batches.
 """
 
 from __future__ import annotations
@@ -39,3 +46,19 @@ def gc_paused():
             _depth -= 1
             if _depth == 0 and _resume:
                 gc.enable()
+
+
+@contextlib.contextmanager
+def long_lived_frozen():
+    """For an application's bulk: yields ``settle``, which keeps every object alive at that
+    moment out of the collector's walks (:func:`gc.freeze`: one step, whatever their
+    number); call it after start-up and between batches.  Reference counting still frees
+    what is dropped; a cycle among the settled objects waits for the end of the block,
+    where they are handed back to the collector -- unless something froze objects before
+    it began (a server that forks, say), which then keeps them frozen as it chose."""
+    frozen_before = gc.get_freeze_count() > 0
+    try:
+        yield gc.freeze
+    finally:
+        if not frozen_before:
+            gc.unfreeze()

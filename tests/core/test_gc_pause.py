@@ -76,3 +76,39 @@ def test_a_bulk_declaration_is_not_interrupted_by_the_collector(tmp_path, collec
     assert len(ns.list_tables({"id": ["t"], "limit": 10_000}).tables) == 3_000
     [[i] for i in range(2_000)]  # allocations after it: the collector is back
     assert collections, "the collector did not come back after the bulk call"
+
+
+class _Cycle:
+    def __init__(self):
+        self.me = self
+
+
+def test_settled_objects_are_out_of_collections_until_the_block_ends():
+    import weakref
+
+    from lance_ns.gc_pause import long_lived_frozen
+
+    with long_lived_frozen() as settle:
+        cycle = _Cycle()
+        settle()
+        assert gc.get_freeze_count() > 0
+        gone = weakref.ref(cycle)
+        del cycle
+        gc.collect()
+        assert gone() is not None, "a settled cycle is not collected inside the block"
+    assert gc.get_freeze_count() == 0
+    gc.collect()
+    assert gone() is None, "handed back to the collector at the end of the block"
+
+
+def test_objects_frozen_before_the_block_stay_frozen():
+    from lance_ns.gc_pause import long_lived_frozen
+
+    gc.freeze()
+    try:
+        before = gc.get_freeze_count()
+        with long_lived_frozen() as settle:
+            settle()
+        assert gc.get_freeze_count() >= before, "the application's own freeze is not undone"
+    finally:
+        gc.unfreeze()

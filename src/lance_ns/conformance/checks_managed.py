@@ -367,7 +367,37 @@ def storage_version_checks() -> list[Check]:
             optional=True,
             after="versions.batch_commit.four_kinds",
         ),
+        Check(
+            "versions.batch_commit.declares_whole",
+            "BatchCommitTables",
+            "a batch of declarations only declares all or none: a table named twice (13), an operation "
+            "setting two kinds (13) or a table that exists (5) at its end leaves none of the tables before "
+            "it declared; a batch with none of those declares every table, answering a result each",
+            (
+                Call("BatchCommitTables", {"operations": [_declare("bd_one"), _declare("bd_two"), _declare("bd_one")]},
+                     expect=13),
+                Call("TableExists", {"id": [NS, "bd_one"]}, expect=4),
+                Call("TableExists", {"id": [NS, "bd_two"]}, expect=4),
+                Call("BatchCommitTables", {"operations": [
+                    _declare("bd_one"), {**_declare("bd_two"), "deregister_table": {"id": [NS, "bd_taken"]}}]},
+                     expect=13),
+                Call("TableExists", {"id": [NS, "bd_one"]}, expect=4),
+                Call("TableExists", {"id": [NS, "bd_taken"]}),
+                Call("BatchCommitTables", {"operations": [_declare("bd_one"), _declare("bd_taken")]}, expect=5),
+                Call("TableExists", {"id": [NS, "bd_one"]}, expect=4),
+                Call("BatchCommitTables", {"operations": [_declare("bd_one"), _declare("bd_two")]},
+                     verify=_results_of("declare_table", "declare_table")),
+                Call("TableExists", {"id": [NS, "bd_one"]}),
+                Call("TableExists", {"id": [NS, "bd_two"]}),
+            ),
+            setup=(Call("DeclareTable", {"id": [NS, "bd_taken"]}),),
+            optional=True,
+        ),
     ]
+
+
+def _declare(name: str) -> dict:
+    return {"declare_table": {"id": [NS, name]}}
 
 
 def checks() -> list[Check]:

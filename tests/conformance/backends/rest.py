@@ -179,6 +179,8 @@ PYLANCE_SERVER_DEPARTURES = {
         "BatchCreateTableVersions answers 500 code 18 ('batch_create_table_versions not implemented'), not code 0"),
     "scenario:versions.batch_commit.four_kinds": (
         "BatchCommitTables answers 500 code 18 ('batch_commit_tables not implemented'), not code 0"),
+    "scenario:versions.batch_commit.declares_whole": (
+        "BatchCommitTables answers 500 code 18 ('batch_commit_tables not implemented'), not code 0"),
 }
 
 #: where pylance 14.0.2's Python RestNamespace wrapper departs (the Rust client behind it is fine)

@@ -660,10 +660,10 @@ class Manifest:
             self._ensure_table()
             for attempt in range(_MAX_ATTEMPTS):
                 self.refresh()
+                rows = self._entries
                 for entry in entries:
-                    existing = self._entries.get(entry.object_id)
-                    if existing is not None:
-                        raise Exists(existing)
+                    if entry.object_id in rows:
+                        raise Exists(rows[entry.object_id])
                 base = self._version
                 try:
                     # an append based on the version checked above (one data file + one commit)

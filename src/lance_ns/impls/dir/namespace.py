@@ -192,6 +192,8 @@ class DirectoryNamespace(CatalogNamespace):
 
     def _stored(self, location: str) -> str:
         """An absolute location -> what the manifest stores (relative inside the root)."""
+        if location.startswith(self._in_root):  # (a bulk declaration stores thousands)
+            return location[len(self._in_root):].strip("/")
         if storage.is_within(self.root, location):
             return location[len(self.root):].strip("/")
         return location
