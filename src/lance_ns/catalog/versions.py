@@ -475,9 +475,10 @@ class TableVersions:
     def _declare_batch(self, request):
         """A batch of declarations only (a bulk declaration): each operation is checked as
         it is planned, while the marker files of those before it are being written, not in
-        a pass of its own before them (on a directory namespace that pass was a tenth of a
-        bulk's time, with the marker helpers idle).  An operation refused on the way
-        leaves nothing behind, as when its table turns out to exist (:meth:`declare_many`)."""
+        a pass of its own before them, while a directory namespace's marker helpers had
+        nothing to do (that pass: ~40 ms of a ~700 ms batch of 10,000 on tmpfs).  An
+        operation refused on the way leaves nothing behind, as when its table turns out to
+        exist (:meth:`declare_many`)."""
         seen: set = set()
         checked = (self._checked_operation(i, op, seen)[1] for i, op in enumerate(request.operations))
         results = self.declare_many(checked, count=len(request.operations),
