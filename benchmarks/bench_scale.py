@@ -23,7 +23,9 @@ on the grown namespace:
   beside the limit of the disk under the root: the spec has DeclareTable write a
   ``.lance-reserved`` file in each table's directory, and a mkdir and a file create per
   table (the helpers' system calls), from one process and with nothing else, is measured
-  just before and just after each growth (the faster of the two is the limit).  Nothing
+  in the grown root itself after each growth (hidden names the namespace passes by: a
+  create in a directory of a million entries costs the kernel more than in a new one),
+  and, for comparison, in a new directory just before and just after it.  Nothing
   the benchmark made is deleted before its end: on ext4 without a journal (this machine's), creating an inode
   scans the inodes deleted in the last minutes, and after a mass deletion a create
   cost 1 ms of kernel time instead of 0.1 ms (``perf``: ``recently_deleted`` under
@@ -252,19 +254,21 @@ def serve_load(base_url: str, url: str, size: int, rounds: int, clients: int, se
     return out
 
 
-def marker_limit(scratch: str, n: int = 10_000) -> float:
+def marker_limit(into: str, n: int = 10_000) -> float:
     """Directories with a ``.lance-reserved`` file created per second, with the system
-    calls of the namespace's marker helpers (one process, no catalog): what a bulk
-    declaration of a directory namespace on this disk is bound by.  They are made in a
-    new directory under ``scratch``, removed only at the end of the run (a deletion would
-    slow the creates after it: see the module's doc)."""
+    calls of the namespace's marker helpers (one process, no catalog), directly in the
+    directory ``into``: what a bulk declaration of a directory namespace on this disk is
+    bound by.  In the grown root itself, its limit at that size: a create in a directory
+    of a million entries costs the kernel more than in one of a thousand.  The names
+    start with a dot (no table's: the namespace passes them by) and stay until the end
+    of the run (a deletion would slow the creates after it: see the module's doc)."""
     from lance_ns.impls.dir import small_files
     from lance_ns.impls.dir.layout import MARKER_BODY, RESERVED
 
-    into, parents = tempfile.mkdtemp(prefix="markers-", dir=scratch), small_files.Parents()
+    tag, parents = os.urandom(4).hex(), small_files.Parents()
     t = time.perf_counter()
     for i in range(n):
-        parents.write(os.fsencode(os.path.join(into, f"t{i}", RESERVED)), MARKER_BODY)
+        parents.write(os.fsencode(os.path.join(into, f".disk-limit-{tag}-{i}", RESERVED)), MARKER_BODY)
     return n / (time.perf_counter() - t)
 
 
@@ -375,20 +379,25 @@ def main() -> None:
         ns.create_namespace({"id": ["t"]})
         results, beside, have = {}, {}, 0
         for size in sizes:
-            before = marker_limit(scratch)  # beside the growth: the disk's pace drifts
-            half = have + (size - have) // 2
+            # the disk's limit beside the growth (its pace drifts): in a fresh directory, and in
+            # the root itself once grown (a create in a directory of 1M entries costs more)
+            fresh = marker_limit(tempfile.mkdtemp(prefix="markers-", dir=scratch))
+            # the CLI grows the second half of a growth of 20,000 tables or more (a smaller half
+            # would be one batch, or one too small for the marker helpers)
+            half = have + (size - have) // 2 if size - have >= 20_000 else size
             bulk = grow(ns, have, half, args.batch)
-            bulk_cli, bulk_cli_wall = grow_by_cli(root, half, size, args.batch, scratch)
-            limit = max(before, marker_limit(scratch))
+            bulk_cli, bulk_cli_wall = grow_by_cli(root, half, size, args.batch, scratch) if half < size else (None, None)
+            fresh = max(fresh, marker_limit(tempfile.mkdtemp(prefix="markers-", dir=scratch)))
+            limit = marker_limit(root)
             have = size
             both = measure({"base": (base_ns, base_root, 1_000), "here": (ns, root, size)}, args.rounds,
                            tag=str(size), restore=("base", "here"))  # (the next size's old tables may be these)
             results[size], beside[size] = {"bulk": bulk, "bulk_cli": bulk_cli, "bulk_cli_wall": bulk_cli_wall,
-                                           "limit": limit, **both["here"]}, both["base"]
+                                           "limit": limit, "limit_fresh": fresh, **both["here"]}, both["base"]
             if not args.no_serve:
                 results[size]["serve"] = serve_throughput(base_root, root, size, args.rounds, args.serve_clients,
                                                           args.serve_seconds, args.serve_repeats)
-            print(f"  {size:>9,} tables: bulk {bulk:,.0f}/s (CLI {bulk_cli:,.0f}/s), describe {results[size]['describe'][0] * 1e6:.0f} us, "
+            print(f"  {size:>9,} tables: bulk {bulk:,.0f}/s{'' if bulk_cli is None else f' (CLI {bulk_cli:,.0f}/s)'}, describe {results[size]['describe'][0] * 1e6:.0f} us, "
                   f"cold start {results[size]['cold'][0]:.2f} s, {results[size]['rss_mb']:.0f} MB", flush=True)
         rust = pylance_growth(args.pylance_seconds, sizes)  # before our roots go (see marker_limit)
         report(args, sizes, results, beside, rust)  # before the removal: a 1M root takes minutes to delete
@@ -421,10 +430,13 @@ def report(args, sizes: list[int], results: dict, beside: dict, rust: dict) -> N
                                             "for its batches"),
             ("bulk_cli_wall", "  CLI whole run /s", "the same, its interpreter, imports, manifest load and file "
                                                    "parse included")):
-        print(f"{label:<22}" + "".join(f"{results[s][key]:>13,.0f}{'' if results[s][key] >= BULK_GOAL else '!'}"
+        print(f"{label:<22}" + "".join(f"{'-':>14}" if results[s][key] is None else
+                                       f"{results[s][key]:>13,.0f}{'' if results[s][key] >= BULK_GOAL else '!'}"
                                        for s in sizes) + f"   ({note})")
     print(f"{'disk limit /s':<22}" + "".join(f"{results[s]['limit']:>14,.0f}" for s in sizes)
-          + "   (table directories with a marker file created per second, the faster of just before and just after)")
+          + "   (table directories with a marker file created per second by one process, in the grown root)")
+    print(f"{'  in a new directory':<22}" + "".join(f"{results[s]['limit_fresh']:>14,.0f}" for s in sizes)
+          + "   (the same in a directory of its own, the faster of just before and just after the growth)")
     print(f"{'bulk / disk limit':<22}" + "".join(f"{results[s]['bulk'] / results[s]['limit']:>14.2f}" for s in sizes))
     if not args.no_serve:
         print(f"lance-ns serve, {args.serve_clients} clients: ratio = requests/s over 1,000 tables / requests/s "
