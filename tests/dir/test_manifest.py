@@ -590,3 +590,19 @@ def test_upkeep_started_from_a_daemon_thread_is_still_waited_for_at_exit(tmp_pat
     writer.join(30)
     m.wait_for_upkeep()
     assert seen == [False]
+
+
+def test_what_a_writer_holds_is_what_a_reader_loads(tmp_path):
+    """An entry's metadata is dumped once, by the write; the writer's rows in memory, the
+    rows another process appended, and a fresh load all hold the same text."""
+    writer, other = Manifest(str(tmp_path), {}), Manifest(str(tmp_path), {})
+    writer.insert_many([Entry("t", NAMESPACE), Entry("t$a", TABLE, "a.lance", {"b": "2", "a": "1"}),
+                        Entry("t$empty", TABLE, "e.lance", {}), Entry("t$none", TABLE, "n.lance")])
+    other.insert_many([Entry("t$later", TABLE, "l.lance", {"z": "9"})])
+    writer.current()  # loads what the other appended
+    fresh = Manifest(str(tmp_path), {})
+    fresh.current()
+    assert writer._entries._rows == fresh._entries._rows
+    assert writer.get("t$a").properties == {"a": "1", "b": "2"}
+    assert writer.get("t$later").properties == {"z": "9"}
+    assert writer.get("t$empty").properties is None and writer.get("t$none").properties is None

@@ -126,11 +126,6 @@ class Entries:
     def __getitem__(self, oid: str) -> Entry:
         return _entry(oid, self._rows[oid])
 
-    def add(self, entry: Entry) -> None:
-        props = entry.properties
-        self.add_row(entry.object_id, _row(entry.kind, entry.location,
-                                           None if props is None else json.dumps(props, sort_keys=True)))
-
     def add_row(self, oid: str, row: str) -> None:
         """Add an entry as stored (:func:`_row`)."""
         self._rows[oid] = row
@@ -506,10 +501,10 @@ class Manifest:
                 if oid in self._entries:  # a racing loser's row, not yet backed out: the first wins
                     self._duplicates = True
                     continue
-                entry = _entry(oid, row)
-                self._put(entry, key)
-                if entry.kind == TABLE_VERSION and self.move_versions_to is not None:
-                    self._versions_here.append(entry)
+                kind, _, location = row.split(_NUL, 2)  # (the row as stored: its metadata is not parsed again)
+                self._put(oid, kind, location or None, row, key)
+                if kind == TABLE_VERSION and self.move_versions_to is not None:
+                    self._versions_here.append(_entry(oid, row))
         self._ds, self._version = ds, ds.version
         return True
 
@@ -651,7 +646,8 @@ class Manifest:
                 "object_id": [e.object_id for e in entries],
                 "object_type": [e.kind for e in entries],
                 "location": [e.location for e in entries],
-                "metadata": [json.dumps(e.properties, sort_keys=True) if e.properties else None for e in entries],
+                "metadata": (metadata := [json.dumps(e.properties, sort_keys=True) if e.properties else None
+                                          for e in entries]),
                 "base_objects": pa.nulls(len(entries), SCHEMA.field("base_objects").type),
             },
             schema=SCHEMA,
@@ -675,8 +671,8 @@ class Manifest:
                     continue
                 if ds.version == base + 1:  # nothing committed in between: ours are the only rows
                     self._ds, self._version = ds, ds.version
-                    for entry, key in zip(entries, _appended_keys(ds, len(entries), self._fragment_ids)):
-                        self._put(entry, key)
+                    for entry, meta, key in zip(entries, metadata, _appended_keys(ds, len(entries), self._fragment_ids)):
+                        self._put(entry.object_id, entry.kind, entry.location, _row(entry.kind, entry.location, meta), key)
                 else:
                     self._settle(ds, entries)
                 self.upkeep.after_commit(self._version)
@@ -782,18 +778,19 @@ class Manifest:
                 raise
             return self._open()
 
-    def _put(self, entry: Entry, fragment_key: str | None) -> None:
+    def _put(self, oid: str, kind: str, location: str | None, row: str, fragment_key: str | None) -> None:
+        """Hold one entry, given as stored (:func:`_row`: its metadata JSON dumped once, by
+        the caller that writes or read it)."""
         # (a bulk declaration calls this per table: no SortedList built as a default, no oid split twice)
-        oid = entry.object_id
-        self._entries.add(entry)
+        self._entries.add_row(oid, row)
         self._where[oid] = fragment_key
-        if self._dirs is not None and (directory := _root_dir(entry.location)):
+        if self._dirs is not None and (directory := _root_dir(location)):
             self._dirs[directory] += 1
         if self._children is not None:
             parent, _, name = oid.rpartition(ID_DELIMITER)
-            names = self._children.get((parent, entry.kind))
+            names = self._children.get((parent, kind))
             if names is None:
-                names = self._children[parent, entry.kind] = SortedList()
+                names = self._children[parent, kind] = SortedList()
             if name not in names:
                 names.add(name)
 
