@@ -90,6 +90,11 @@ class PropertyHistory:
         return self.ns._swap_tables_properties([(ns, table, with_history(table, kept))])
 
 
+def _declare_result(declared) -> CommitTableResult:
+    """A BatchCommitTables result of a declaration (validated: faster than model_construct)."""
+    return CommitTableResult(declare_table=declared)
+
+
 class TableVersions:
     """The version operations of the catalog namespace ``ns``."""
 
@@ -437,8 +442,7 @@ class TableVersions:
         undo: list = []
         try:
             declares = [(i, req) for i, (kind, req) in enumerate(ops) if kind == "declare_table"]
-            shaped = self.declare_many([req for _, req in declares],
-                                       shape=lambda d: CommitTableResult(declare_table=d))  # (faster than model_construct)
+            shaped = self.declare_many([req for _, req in declares], shape=_declare_result)
             for (i, _), result in zip(declares, shaped):
                 results[i] = result
             undo.append(lambda: self._take_back_declarations([req for _, req in declares], shaped))
@@ -481,8 +485,7 @@ class TableVersions:
         exist (:meth:`declare_many`)."""
         seen: set = set()
         checked = (self._checked_operation(i, op, seen)[1] for i, op in enumerate(request.operations))
-        results = self.declare_many(checked, count=len(request.operations),
-                                    shape=lambda d: CommitTableResult(declare_table=d))  # (faster than model_construct)
+        results = self.declare_many(checked, count=len(request.operations), shape=_declare_result)
         return BatchCommitTablesResponse.model_construct(results=results)  # each result built checked
 
     def declare_many(self, requests, shape: Callable = lambda response: response, count: int | None = None) -> list:

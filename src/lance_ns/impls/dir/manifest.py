@@ -157,8 +157,13 @@ def _row(kind: str, location: str | None, metadata: str | None) -> str:
     return f"{kind}{_NUL}{metadata or ''}{_NUL}{location or ''}"
 
 
+def _fields(row: str) -> list[str]:
+    """[kind, metadata JSON, location] of a row as :class:`Entries` stores it (:func:`_row`)."""
+    return row.split(_NUL, 2)
+
+
 def _entry(oid: str, row: str) -> Entry:
-    kind, metadata, location = row.split(_NUL, 2)
+    kind, metadata, location = _fields(row)
     pairs = _metadata_pairs(metadata) if metadata else None
     return Entry(oid, kind, location or None, None if pairs is None else dict(pairs))
 
@@ -501,8 +506,7 @@ class Manifest:
                 if oid in self._entries:  # a racing loser's row, not yet backed out: the first wins
                     self._duplicates = True
                     continue
-                kind, _, location = row.split(_NUL, 2)  # (the row as stored: its metadata is not parsed again)
-                self._put(oid, kind, location or None, row, key)
+                kind = self._put(oid, row, key)  # (held as read: its metadata is not parsed and dumped again)
                 if kind == TABLE_VERSION and self.move_versions_to is not None:
                     self._versions_here.append(_entry(oid, row))
         self._ds, self._version = ds, ds.version
@@ -656,10 +660,10 @@ class Manifest:
             self._ensure_table()
             for attempt in range(_MAX_ATTEMPTS):
                 self.refresh()
-                rows = self._entries
+                held = self._entries
                 for entry in entries:
-                    if entry.object_id in rows:
-                        raise Exists(rows[entry.object_id])
+                    if entry.object_id in held:
+                        raise Exists(held[entry.object_id])
                 base = self._version
                 try:
                     # an append based on the version checked above (one data file + one commit)
@@ -672,7 +676,7 @@ class Manifest:
                 if ds.version == base + 1:  # nothing committed in between: ours are the only rows
                     self._ds, self._version = ds, ds.version
                     for entry, meta, key in zip(entries, metadata, _appended_keys(ds, len(entries), self._fragment_ids)):
-                        self._put(entry.object_id, entry.kind, entry.location, _row(entry.kind, entry.location, meta), key)
+                        self._put(entry.object_id, _row(entry.kind, entry.location, meta), key)
                 else:
                     self._settle(ds, entries)
                 self.upkeep.after_commit(self._version)
@@ -778,10 +782,11 @@ class Manifest:
                 raise
             return self._open()
 
-    def _put(self, oid: str, kind: str, location: str | None, row: str, fragment_key: str | None) -> None:
+    def _put(self, oid: str, row: str, fragment_key: str | None) -> str:
         """Hold one entry, given as stored (:func:`_row`: its metadata JSON dumped once, by
-        the caller that writes or read it)."""
+        the caller that writes or read it); its kind."""
         # (a bulk declaration calls this per table: no SortedList built as a default, no oid split twice)
+        kind, _, location = _fields(row)
         self._entries.add_row(oid, row)
         self._where[oid] = fragment_key
         if self._dirs is not None and (directory := _root_dir(location)):
@@ -793,6 +798,7 @@ class Manifest:
                 names = self._children[parent, kind] = SortedList()
             if name not in names:
                 names.add(name)
+        return kind
 
     def _drop(self, oid: str) -> None:
         entry = self._entries.pop(oid)
