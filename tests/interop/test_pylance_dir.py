@@ -117,6 +117,22 @@ def test_both_write_one_directory(tmp_path):
 
 
 
+def test_properties_cross_both_ways_while_each_holds_the_manifest_open(tmp_path):
+    """Properties pylance writes reach an open lance-ns through the rows it appends, held
+    as read, not parsed and dumped again; the properties ours writes reach pylance."""
+    ours = lance_ns.connect("dir", {"root": str(tmp_path)})
+    rust = RustDirectoryNamespace(root=str(tmp_path))
+    ours.create_namespace(CreateNamespaceRequest(id=["a"], properties={"owner": "ours"}))
+    assert ours.list_namespaces(ListNamespacesRequest(id=[])).namespaces == ["a"]  # loaded before pylance writes
+    rust.create_namespace(CreateNamespaceRequest(id=["b"], properties={"owner": "rust", "tier": "gold"}))
+    rust.declare_table(DeclareTableRequest(id=["b", "t"], properties={"k": "v"}))
+    assert ours.describe_namespace(DescribeNamespaceRequest(id=["b"])).properties == {"owner": "rust", "tier": "gold"}
+    assert ours.describe_table(DescribeTableRequest(id=["b", "t"])).properties == {"k": "v"}
+    ours.declare_table(DeclareTableRequest(id=["a", "u"], properties={"k2": "v2"}))
+    assert rust.describe_namespace(DescribeNamespaceRequest(id=["a"])).properties == {"owner": "ours"}
+    assert rust.describe_table(DescribeTableRequest(id=["a", "u"])).properties == {"k2": "v2"}
+
+
 def test_a_namespace_tree_dropped_by_ours_is_gone_for_pylance_and_back(tmp_path):
     """Our Cascade DropNamespace (found through the children index) removes the whole tree,
     a namespace whose name shares the prefix stays, and pylance sees exactly that and can
