@@ -47,7 +47,7 @@ _BUCKETS = {"hive2": "lance-hive", "hive3": "lance-hive"}
 #: metadata half checks everywhere (a data operation's 17 costs Lance's retries: seconds)
 DATA_PATHS = frozenset({"memory", "glue", "rest-ours"})
 #: how the bound is set: retries of object_store (Lance) and of pyarrow's S3 client (lance_ns.storage)
-RETRIES = {"storage.client_max_retries": "1", "storage.client_retry_timeout": "3", "storage.connect_timeout": "2s"}
+RETRIES = {"storage.client_max_retries": "0", "storage.client_retry_timeout": "1", "storage.connect_timeout": "1s"}
 
 
 class Nowhere:

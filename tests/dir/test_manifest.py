@@ -541,7 +541,7 @@ def test_a_namespaces_descendants_are_found_without_a_scan_of_the_manifest(tmp_p
         def of_kind(self, *args):
             raise AssertionError("the whole manifest was read")
 
-        kinds = locations = of_kind
+        kinds = located = of_kind
 
     scanless = NoScans()
     scanless._rows = m._entries._rows

@@ -46,14 +46,13 @@ from typing import Callable, Iterator, NamedTuple
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from sortedcontainers import SortedList
 
 from ... import storage
 from ...base import refuse_blocking
 from ...errors import ConcurrentModificationError
 from ...gc_pause import gc_paused
 from ...paging import SortedNames
-from . import compaction
+from . import compaction, indexes
 from .upkeep import Upkeep
 from .layout import ID_DELIMITER, MANIFEST_DIR
 
@@ -143,8 +142,14 @@ class Entries:
         """(object_id, kind) of every entry."""
         return ((oid, row[:row.index(_NUL)]) for oid, row in self._rows.items())
 
-    def locations(self) -> Iterator[str | None]:
-        return (row.split(_NUL, 2)[2] or None for row in self._rows.values())
+    def location(self, oid: str) -> str | None:
+        """An entry's location ('' for none), or None: no such entry."""
+        row = self._rows.get(oid)
+        return None if row is None else row.split(_NUL, 2)[2]
+
+    def located(self) -> Iterator[tuple[str, str]]:
+        """(object_id, location: '' for none) of every entry."""
+        return ((oid, row.split(_NUL, 2)[2]) for oid, row in self._rows.items())
 
 
 _NUL = "\0"
@@ -219,12 +224,6 @@ def _in_list(oids: list[str]) -> str:
     return "object_id IN (" + ", ".join(map(_literal, oids)) + ")"
 
 
-def _root_dir(loc: str | None) -> str | None:
-    if not loc or "://" in loc or loc.startswith("/"):
-        return None
-    return loc.split("/", 1)[0]
-
-
 def _rows(table: pa.Table, fragment_keys: dict[int, str]) -> Iterator[tuple[str, str, str | None]]:
     """The rows of ``table`` (``_READ_COLUMNS`` and ``_rowaddr``) in table order, each as
     (object_id, the row as :class:`Entries` stores it, the key of the fragment it lives
@@ -240,16 +239,6 @@ def _rows(table: pa.Table, fragment_keys: dict[int, str]) -> Iterator[tuple[str,
                 else map(fragment_keys.get, ids.to_pylist()))
         for oid, kind, location, meta, key in zip(*(batch.column(c).to_pylist() for c in _READ_COLUMNS), keys):
             yield oid, _row(kind, location, meta), key
-
-
-@gc_paused()
-def _children_index(entries: Entries) -> dict[tuple[str, str], SortedList]:
-    """(parent, kind) -> the sorted names of those children (~1 s at a million entries)."""
-    index: dict[tuple[str, str], list[str]] = {}
-    for oid, kind in entries.kinds():  # one split per entry, not Entry.parent and .name (20% of the build)
-        parent, _, name = oid.rpartition(ID_DELIMITER)
-        index.setdefault((parent, kind), []).append(name)
-    return {key: SortedList(names) for key, names in index.items()}
 
 
 def _appended_keys(ds, n: int, fragment_ids: dict[str, int]) -> list[str | None]:
@@ -354,10 +343,12 @@ class Manifest:
         #: whether the loaded version holds rows sharing an object_id (a racing loser's row
         #: not yet backed out): compaction must then keep the table's order
         self._duplicates = False
-        #: (parent, kind) -> sorted names, built on the first listing after a load and kept
-        #: up to date by this process's own writes (O(log n) each)
-        self._children: dict[tuple[str, str], SortedList] | None = None
-        self._dirs: Counter | None = None
+        #: (parent, kind) -> sorted names (:mod:`.indexes`), built on the first listing after
+        #: a load and kept up to date by this process's own writes (O(log n) each)
+        self._children: dict | None = None
+        #: root directory -> entries living in it that are not named after it (:mod:`.indexes`):
+        #: counted by each load, kept up to date by each write
+        self._other_dirs: Counter | None = None
         #: seconds a read may rely on the last version check (0: every read checks)
         self.staleness = max(float(staleness), 0.0)
         self._checked_at = float("-inf")  # time.monotonic() of the last version check
@@ -480,7 +471,9 @@ class Manifest:
         self._ds, self._version, self._entries, self._where = ds, ds.version, entries, where
         self._fragment_ids = {key: fragment_id for fragment_id, key in keys.items()}
         self._duplicates = len(entries) < table.num_rows
-        self._children = self._dirs = None
+        self._children = None
+        # (with duplicates, a losing row's directory must not count: counted from the entries)
+        self._other_dirs = None if self._duplicates else indexes.other_dirs_of_table(table)
         self._versions_here = (list(entries.of_kind(TABLE_VERSION))
                                if self.move_versions_to is not None else [])
 
@@ -576,10 +569,11 @@ class Manifest:
         self.current()
         return Children(self, (parent, kind))
 
-    def _index(self) -> dict[tuple[str, str], SortedList]:
+    def _index(self) -> dict:
         """The children index (under the lock): built from the entries once per load."""
         if self._children is None:
-            self._children = _children_index(self._entries)
+            with gc_paused():  # (a million names in a row)
+                self._children = indexes.children_index(self._entries.kinds())
         return self._children
 
     def descendants(self, prefix: str) -> list[Entry]:
@@ -613,14 +607,14 @@ class Manifest:
         with self._reading():
             return list(self._entries.of_kind(kind))
 
-    def root_dirs(self) -> Counter:
-        """How many entries live under each root directory (first segment of a
-        relative location): such directories are not tables of their own."""
-        self.current()
+    def holds_dir(self, directory: str) -> bool:
+        """Whether an entry's location lies in the root directory ``directory`` (it is then
+        not a table of its own), as of the loaded version: callers check it with
+        :meth:`current` first, once for many directories."""
         with self._reading():
-            if self._dirs is None:
-                self._dirs = Counter(d for d in map(_root_dir, self._entries.locations()) if d)
-            return self._dirs
+            if self._other_dirs is None:
+                self._other_dirs = indexes.other_dirs(self._entries.located())
+            return indexes.holds(self._other_dirs, self._entries.location, directory)
 
     # -- writing -------------------------------------------------------------
     def _ensure_table(self) -> None:
@@ -789,29 +783,24 @@ class Manifest:
         kind, _, location = _fields(row)
         self._entries.add_row(oid, row)
         self._where[oid] = fragment_key
-        if self._dirs is not None and (directory := _root_dir(location)):
-            self._dirs[directory] += 1
+        if self._other_dirs is not None:
+            indexes.count_dir(self._other_dirs, oid, location, +1)
         if self._children is not None:
             parent, _, name = oid.rpartition(ID_DELIMITER)
-            names = self._children.get((parent, kind))
-            if names is None:
-                names = self._children[parent, kind] = SortedList()
-            if name not in names:
-                names.add(name)
+            indexes.add_child(self._children, (parent, kind), name)
         return kind
 
     def _drop(self, oid: str) -> None:
         entry = self._entries.pop(oid)
         self._where.pop(oid, None)
-        if entry is not None and entry.kind == TABLE_VERSION and self._versions_here:
+        if entry is None:
+            return
+        if entry.kind == TABLE_VERSION and self._versions_here:
             self._versions_here = [e for e in self._versions_here if e.object_id != oid]
-        directory = _root_dir(entry.location) if entry is not None and self._dirs is not None else None
-        if directory:
-            self._dirs[directory] -= 1
-            if self._dirs[directory] <= 0:
-                del self._dirs[directory]
-        if entry is not None and self._children is not None:
-            self._children.get((entry.parent, entry.kind), SortedList()).discard(entry.name)
+        if self._other_dirs is not None:
+            indexes.count_dir(self._other_dirs, oid, entry.location, -1)
+        if self._children is not None and (names := self._children.get((entry.parent, entry.kind))) is not None:
+            names.discard(entry.name)
 
     # -- upkeep (:mod:`.upkeep`) ----------------------------------------------
     def compact(self) -> None:

@@ -255,21 +255,23 @@ class DirectoryNamespace(CatalogNamespace):
             )
 
     # -- lookups -------------------------------------------------------------------
-    def _taken_dirs(self):
-        """Root directories the manifest's locations live in (not tables of their own)."""
-        return self.manifest.root_dirs() if self.manifest is not None else {}
+    def _held_by_manifest(self, dirname: str) -> bool:
+        """Whether a manifest entry lives in root directory ``dirname`` (it is then not a
+        table of its own), as of the manifest version the caller checked."""
+        return self.manifest is not None and self.manifest.holds_dir(dirname)
 
     def _listed_root_table(self, name: str) -> str | None:
         """The directory of root table ``name`` found by listing, or None."""
         if not self.dir_listing_enabled:
             return None
         refuse_blocking("looking for a root table's directory")
-        taken = self._taken_dirs()
+        if self.manifest is not None:
+            self.manifest.current()
         candidates = [name + TABLE_SUFFIX]
         if self._bare_name(name):
             candidates.append(name)
         for dirname in candidates:
-            if dirname in taken:
+            if self._held_by_manifest(dirname):
                 continue
             location = storage.join(self.root, dirname)
             if self.files.kind(location) == "dir" and not self.files.exists(storage.join(location, DEREGISTERED)):
@@ -313,10 +315,10 @@ class DirectoryNamespace(CatalogNamespace):
             return listing, listed
 
     def _scan_root(self) -> dict[str, str]:
-        taken = self._taken_dirs()
+        """(The caller checked the manifest's version: :meth:`_root_listing`.)"""
         found: dict[str, str] = {}
         for dirname, is_dir in self.files.list_dir(self.root):
-            if not is_dir or dirname in taken:
+            if not is_dir or self._held_by_manifest(dirname):
                 continue
             if dirname.endswith(TABLE_SUFFIX):
                 name = dirname[: -len(TABLE_SUFFIX)]

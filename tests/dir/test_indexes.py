@@ -1,0 +1,137 @@
+"""The manifest's in-memory indexes (impls/dir/indexes.py): the children of each
+namespace and the root directories entries live in, built after a load without a
+per-request pass over every entry, and kept equal to what a fresh load builds."""
+
+from __future__ import annotations
+
+import random
+
+import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sortedcontainers import SortedList
+
+import lance_ns
+from lance_ns.impls.dir import indexes
+from lance_ns.impls.dir.manifest import NAMESPACE, TABLE, Entry, Manifest
+
+from .conftest import code
+
+#: locations of every shape a row may hold: named after its entry (the three layouts), in
+#: another entry's directory, in a shared one, absolute, a URI, none
+LOCATIONS = [
+    ("t", "t.lance"), ("t2", "t2.lance/"), ("t3", "t3"), ("a$t", "0a1b2c3d_a$t"), ("a$t4", "0a1b2c3d_a$t4/x"),
+    ("a$u", "t.lance"), ("a$v", "shared/v"), ("a$w", "shared/w"), ("b", "shared"), ("c", "/abs/c"),
+    ("d", "s3://bucket/d"), ("e", None), ("f", ""), ("g", "0a1b2c3d_h"), ("h.lance", "h.lance"),
+    ("i", "xxxxxxxxyi"), ("j", "j.lance.lance"), ("k", "k.lance/../m"),
+]
+
+
+def test_other_dirs_by_arrow_count_what_the_python_pass_counts():
+    table = pa.table({"object_id": [o for o, _ in LOCATIONS], "location": [loc for _, loc in LOCATIONS]})
+    expected = indexes.other_dirs(LOCATIONS)
+    assert indexes.other_dirs_of_table(table) == expected
+    # named after their entry: found from the directory's name, not counted
+    assert expected == {"t.lance": 1, "shared": 3, "0a1b2c3d_h": 1, "xxxxxxxxyi": 1, "j.lance.lance": 1}
+
+
+def test_a_directory_is_held_exactly_when_an_entrys_location_lies_in_it(tmp_path):
+    m = Manifest(str(tmp_path), {}, compact_every=0)
+    m.insert_many([Entry(oid, TABLE, loc) for oid, loc in LOCATIONS])
+    directories = {indexes.root_dir(loc) for _, loc in LOCATIONS} | {"h", "t.lance.lance", "nobody.lance", "a$t"}
+    truth = {d for d in directories if d and any(indexes.root_dir(loc) == d for _, loc in LOCATIONS)}
+    for manifest in (m, _loaded(tmp_path)):
+        assert {d for d in directories if d and manifest.holds_dir(d)} == truth
+    # writes keep it: the owner of a shared directory leaves, its last sharer too
+    for oid in ("a$u", "t", "a$v", "b"):
+        m.delete([oid])
+    assert m.holds_dir("t.lance") is False and m.holds_dir("shared") is True
+    m.delete(["a$w"])
+    fresh = _loaded(tmp_path)
+    for d in directories - {None}:
+        assert m.holds_dir(d) == fresh.holds_dir(d), d
+
+
+def test_a_load_counts_no_directory_named_after_its_entry(tmp_path):
+    """At a million tables in the layout's own directories, the view holds no directory
+    name (a Counter of them all was ~130 MB, built by the first CreateNamespace)."""
+    m = Manifest(str(tmp_path), {}, compact_every=0)
+    m.insert_many([Entry("ns", NAMESPACE)] + [Entry(f"ns$t{i}", TABLE, f"{i:08x}_ns$t{i}") for i in range(500)]
+                  + [Entry(f"r{i}", TABLE, f"r{i}.lance") for i in range(500)])
+    loaded = _loaded(tmp_path)
+    assert loaded._other_dirs == {}
+    assert loaded.holds_dir("00000007_ns$t7") and loaded.holds_dir("r3.lance") and not loaded.holds_dir("r3")
+
+
+def test_a_root_directory_holding_a_registered_table_is_not_a_table_of_its_own(tmp_path):
+    """dir_listing_enabled: a root directory is a table unless an entry lives in it."""
+    import lance
+
+    lance.write_dataset(pa.table({"x": [1]}), str(tmp_path / "shelf" / "inner"))
+    lance.write_dataset(pa.table({"x": [1]}), str(tmp_path / "loose.lance"))
+    ns = lance_ns.connect("dir", {"root": str(tmp_path)})
+    ns.create_namespace({"id": ["a"]})
+    ns.register_table({"id": ["a", "inner"], "location": "shelf/inner"})
+    for view in (ns, lance_ns.connect("dir", {"root": str(tmp_path)})):
+        assert view.list_tables({"id": []}).tables == ["loose"]
+        assert view.list_tables({"id": ["a"]}).tables == ["inner"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["add", "discard"]), st.text("abc", max_size=3)), max_size=80))
+def test_few_names_answer_as_a_sorted_list_does(ops):
+    few, sorted_list = indexes.FewNames(), SortedList()
+    for op, name in ops:
+        if op == "add" and name in sorted_list:
+            continue  # the index adds a name once (add_child)
+        getattr(few, op)(name)
+        getattr(sorted_list, op)(name)
+        assert list(few) == list(sorted_list)
+        for probe in ("", "a", "b", "bb", "c", name):
+            assert (probe in few) == (probe in sorted_list)
+            assert few.bisect_right(probe) == sorted_list.bisect_right(probe)
+        assert list(few.islice(1, 3)) == list(sorted_list.islice(1, 3))
+
+
+def test_a_parent_with_many_children_becomes_a_sorted_list():
+    index, names = {}, [f"t{i:05d}" for i in range(indexes.MANY + 10)]
+    random.Random(7).shuffle(names)
+    for name in names:
+        indexes.add_child(index, ("ns", TABLE), name)
+        indexes.add_child(index, ("ns", TABLE), name)  # once only
+    held = index["ns", TABLE]
+    assert isinstance(held, SortedList) and list(held) == sorted(names)
+    built = indexes.children_index((f"ns${n}", TABLE) for n in names)
+    assert isinstance(built["ns", TABLE], SortedList) and list(built["ns", TABLE]) == sorted(names)
+    small = indexes.children_index([("a$x", TABLE), ("a$b", NAMESPACE), ("a$a", TABLE), ("z", NAMESPACE)])
+    assert small == {("a", TABLE): ["a", "x"], ("a", NAMESPACE): ["b"], ("", NAMESPACE): ["z"]}
+    assert all(isinstance(v, indexes.FewNames) for v in small.values())
+
+
+def _loaded(root) -> Manifest:
+    m = Manifest(str(root), {}, compact_every=0)
+    m.current()
+    return m
+
+
+def test_creating_a_root_namespace_after_a_load_reads_no_other_entry(tmp_path):
+    """A root namespace's name must not be a root table's directory: asked of the
+    directory's name, not by a pass over every entry (at 1.1M entries the first
+    CreateNamespace after a load took 2.2 s for that pass)."""
+    writer = lance_ns.connect("dir", {"root": str(tmp_path)})
+    writer.create_namespace({"id": ["a"]})
+    writer.batch_commit_tables({"operations": [{"declare_table": {"id": ["a", f"t{i}"]}} for i in range(300)]})
+    ns = lance_ns.connect("dir", {"root": str(tmp_path)})
+    assert ns.table_exists({"id": ["a", "t7"]}) is not None  # loaded
+
+    class Walled(dict):
+        def items(self):
+            raise AssertionError("every entry was read")
+
+        values = keys = __iter__ = items
+
+    ns.manifest._entries._rows = Walled(ns.manifest._entries._rows)
+    ns.create_namespace({"id": ["b"]})
+    assert code(ns.create_namespace, {"id": ["a"]}) == 2
+    fresh = lance_ns.connect("dir", {"root": str(tmp_path)})
+    assert fresh.list_namespaces({"id": []}).namespaces == ["a", "b"]
