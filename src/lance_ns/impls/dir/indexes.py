@@ -62,6 +62,7 @@ class FewNames(list):
 
 
 def names_of(names: list[str]) -> FewNames | SortedList:
+    """A parent's children as the index holds them (:data:`MANY` decides which)."""
     return FewNames(sorted(names)) if len(names) < MANY else SortedList(names)
 
 
@@ -135,9 +136,7 @@ def other_dirs(pairs: Iterator[tuple[str, str | None]]) -> Counter:
     (object_id, location) pairs."""
     counts: Counter = Counter()
     for oid, location in pairs:
-        directory = root_dir(location)
-        if directory and not is_own(oid, directory):
-            counts[directory] += 1
+        count_dir(counts, oid, location, +1)
     return counts
 
 
