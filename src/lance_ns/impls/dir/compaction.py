@@ -68,17 +68,14 @@ def _identity(fragment) -> tuple:
             None if d is None else (d.id, d.read_version, d.num_deleted_rows))
 
 
-def identities(fragments: list) -> list[tuple]:
-    return [_identity(f) for f in fragments]
-
-
-def appended_since(loaded: list[tuple], fragments: list) -> list | None:
-    """The fragments of a newer version (``fragments``) appended after those of an older
-    one (``loaded``: their :func:`identities`), when that is all that changed: every
-    loaded fragment still there, first, with the same deletions; None otherwise."""
-    if identities(fragments[: len(loaded)]) != loaded:
-        return None
-    return fragments[len(loaded):]
+def changes_since(loaded: list, fragments: list) -> tuple[list, list]:
+    """(the fragments of a loaded version no longer in a newer one, the newer one's
+    fragments not in the loaded one), by what each holds (:func:`_identity`): an append
+    adds fragments, a delete replaces one by itself with more deletions, a compaction
+    replaces a run by the fragment(s) written for it, pylance's Overwrite replaces all."""
+    was = set(map(_identity, loaded))
+    now = set(map(_identity, fragments))
+    return [f for f in loaded if _identity(f) not in now], [f for f in fragments if _identity(f) not in was]
 
 
 def rows_per_file(rows: int) -> int:

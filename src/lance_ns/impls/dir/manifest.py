@@ -7,9 +7,10 @@ properties), so either implementation reads the other's manifest.
 
 Where this one differs is how it keeps the table:
 
-* reads come from an in-memory copy that is reloaded only when the table's
-  latest version moved (one cheap version check per call), so paging and
-  describe never re-scan it.  That check is a listing of ``_versions/``: on
+* reads come from an in-memory copy that is brought up to date only when the
+  table's latest version moved (one cheap version check per call), by reading
+  the fragments another process's commit changed (:meth:`Manifest._load_changed`),
+  so paging and describe never re-scan it.  That check is a listing of ``_versions/``: on
   local disk a directory read, on object storage a LIST request; ``staleness``
   (the namespace's ``manifest_staleness_ms``, default 0) lets reads skip it for
   that long after the last one, trading freshness for fewer LISTs.  Writes
@@ -128,6 +129,10 @@ class Entries:
     def add_row(self, oid: str, row: str) -> None:
         """Add an entry as stored (:func:`_row`)."""
         self._rows[oid] = row
+
+    def row(self, oid: str) -> str | None:
+        """An entry as stored (:func:`_row`), or None."""
+        return self._rows.get(oid)
 
     def pop(self, oid: str) -> Entry | None:
         row = self._rows.pop(oid, None)
@@ -255,6 +260,35 @@ def _appended_keys(ds, n: int, fragment_ids: dict[str, int]) -> list[str | None]
         return [None] * n
     fragment_ids.update((compaction.fragment_key(meta), meta.id) for meta in newest)
     return [compaction.fragment_key(meta) for meta in reversed(newest) for _ in range(meta.physical_rows)]
+
+
+def _changed_rows(loaded, gone: list, ds, new: list) -> tuple[dict[str, str], list]:
+    """The rows the fragments ``gone`` held at the ``loaded`` version (object_id -> the
+    fragment's key; deletions applied: the rows held), and the rows of the fragments ``new``
+    of ``ds``, in table order (as :func:`_rows` gives them)."""
+    was: dict[str, str] = {}
+    if gone:
+        keys = _fragment_keys(gone)
+        table = loaded.scanner(columns=["object_id"], fragments=gone, with_row_address=True).to_table()
+        fragment_ids = pc.shift_right(table.column("_rowaddr"), 32).to_pylist()
+        was = {oid: keys[fid] for oid, fid in zip(table.column("object_id").to_pylist(), fragment_ids)}
+    if not new:
+        return was, []
+    table = ds.scanner(columns=_READ_COLUMNS, fragments=new, scan_in_order=True, with_row_address=True).to_table()
+    return was, list(_rows(table, _fragment_keys(new)))
+
+
+def _first_rows(rows: list, held: Entries, was: dict[str, str]) -> list:
+    """``rows`` but those whose object_id an earlier one of them has, or an entry held
+    and not in ``was`` (the rows of the fragments they replace)."""
+    seen: set[str] = set()
+    first = []
+    for item in rows:
+        oid = item[0]
+        if oid not in seen and (oid in was or oid not in held):
+            seen.add(oid)
+            first.append(item)
+    return first
 
 
 def _fragment_keys(fragments, fragment_ids: dict[str, int] | None = None) -> dict[int, str]:
@@ -409,7 +443,7 @@ class Manifest:
                     self._load(ds)
             elif self._ds.latest_version != self._version:
                 latest = self._open()
-                if not self._load_appended(latest):
+                if not self._load_changed(latest):
                     self._load(latest)
         if self._legacy_versions:
             self._move_out_versions()
@@ -477,31 +511,38 @@ class Manifest:
         self._versions_here = (list(entries.of_kind(TABLE_VERSION))
                                if self.move_versions_to is not None else [])
 
-    def _load_appended(self, ds) -> bool:
-        """Bring the in-memory copy to ``ds`` by reading only the fragments appended since
-        the loaded version, when that is all that changed (another process's declares,
-        a server worker's): every loaded fragment is still there, first, with the same
-        deletions.  False when anything else changed (a delete, a compaction): then the
-        caller loads it all."""
+    @gc_paused()  # (tens of thousands of rows read in a row)
+    def _load_changed(self, ds) -> bool:
+        """Bring the in-memory copy to ``ds`` reading only the fragments changed since the loaded
+        version (:func:`.compaction.changes_since`); False, changing nothing, where a full load
+        reads fewer rows (pylance's Overwrite) or must decide (duplicates; files cleaned up)."""
         if self._ds is None or ds is None:
             return False
-        appended = compaction.appended_since(compaction.identities(self._ds.get_fragments()), ds.get_fragments())
-        if appended is None:
+        gone, new = compaction.changes_since(self._ds.get_fragments(), ds.get_fragments())
+        if gone and (self._duplicates or sum(f.metadata.physical_rows for f in gone + new) > len(self._entries)):
             return False
-        if appended:
-            try:
-                table = ds.scanner(columns=_READ_COLUMNS, fragments=appended, scan_in_order=True,
-                                   with_row_address=True).to_table()
-            except Exception as e:  # noqa: BLE001 - a concurrent cleanup: load it all instead
-                log.debug("reading appended manifest fragments failed (%s): loading it all", e)
-                return False
-            for oid, row, key in _rows(table, _fragment_keys(appended, self._fragment_ids)):
-                if oid in self._entries:  # a racing loser's row, not yet backed out: the first wins
-                    self._duplicates = True
-                    continue
-                kind = self._put(oid, row, key)  # (held as read: its metadata is not parsed and dumped again)
-                if kind == TABLE_VERSION and self.move_versions_to is not None:
-                    self._versions_here.append(_entry(oid, row))
+        try:
+            was, rows = _changed_rows(self._ds, gone, ds, new)
+        except Exception:  # noqa: BLE001 - a concurrent cleanup removed the loaded version's files
+            return False
+        if any(self._where.get(oid) != key for oid, key in was.items()):
+            return False  # not the rows held (an append whose fragments could not be told)
+        fresh = _first_rows(rows, self._entries, was)
+        if len(fresh) < len(rows) and gone:  # a racing loser's rows: which comes first is a full load's to tell
+            return False
+        self._duplicates |= len(fresh) < len(rows)  # (appended after every row held: those held win)
+        now = {oid: row for oid, row, _ in fresh}
+        for oid in was:
+            if self._entries.row(oid) != now.get(oid):  # deleted, or held as another row now
+                self._drop(oid)
+        for oid, row, key in fresh:
+            if oid in self._entries:  # the same row, moved by a compaction or kept by a delete
+                self._where[oid] = key
+            elif self._put(oid, row, key) == TABLE_VERSION and self.move_versions_to is not None:
+                self._versions_here.append(_entry(oid, row))
+        for fragment in gone:
+            self._fragment_ids.pop(compaction.fragment_key(fragment.metadata), None)
+        _fragment_keys(new, self._fragment_ids)
         self._ds, self._version = ds, ds.version
         return True
 
