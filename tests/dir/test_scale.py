@@ -69,6 +69,14 @@ def counted(monkeypatch):
 
     monkeypatch.setattr(lance.fragment.LanceFragment, "delete", fragment_delete)
     monkeypatch.setattr(lance.LanceDataset, "delete", table_delete)
+    plain_changed = manifest_module._changed_rows
+
+    def changed_rows(loaded, gone, ds, new):
+        was, rows = plain_changed(loaded, gone, ds, new)
+        counts["rows of another's change read"] += len(was) + len(rows)
+        return was, rows
+
+    monkeypatch.setattr(manifest_module, "_changed_rows", changed_rows)
     monkeypatch.setattr(Manifest, "_load", load)
     monkeypatch.setattr(Manifest, "refresh", refresh)
     monkeypatch.setattr(lance.fragment, "write_fragments", write_fragments)
@@ -139,6 +147,17 @@ def test_a_100k_namespace_costs_what_a_1k_namespace_costs(tmp_path, counted):
     assert counted["full loads"] == 1 and counted["rows loaded"] == 100_000 + 64 - 1 - 1 + 32 + 1  # tables + namespace
     cold.manifest._loader.join(30)
     assert not cold.manifest._loader.is_alive()
+
+    # another process's deregistration and compaction reach it by the fragments they changed:
+    # the one bulk fragment holding the row (as it was, as it is), then the merged run
+    counted.clear()
+    big.deregister_table({"id": ["t", "x012345"]})
+    assert cold.list_tables({"id": ["t"], "limit": 2, "page_token": "x012344"}).tables == ["x012346", "x012347"]
+    assert counted["full loads"] == 0 and 0 < counted["rows of another's change read"] <= 2 * BATCH, counted
+    counted.clear()
+    big.manifest.compact()
+    assert cold.describe_table({"id": ["t", "more000"]}).location.endswith("more000")
+    assert counted["full loads"] == 0 and counted["rows of another's change read"] <= 4 * compaction.SEALED_ROWS, counted
 
     # pylance's own DirectoryNamespace reads the root we grew
     from lance.namespace import DirectoryNamespace
