@@ -59,12 +59,17 @@ def fragment_key(metadata) -> str:
     return file_path(metadata.files[0])
 
 
+def files_of(fragment) -> tuple:
+    """The paths of a fragment's data files: one fragment's rows, whatever its deletions."""
+    return tuple(map(file_path, fragment.metadata.files))
+
+
 def _identity(fragment) -> tuple:
     """What a fragment holds: its id, data files, rows and deleted rows (pylance's
     merge_insert rewrites a fragment under the same id: the files tell)."""
     meta = fragment.metadata
     d = meta.deletion_file
-    return (fragment.fragment_id, tuple(map(file_path, meta.files)), meta.physical_rows,
+    return (fragment.fragment_id, files_of(fragment), meta.physical_rows,
             None if d is None else (d.id, d.read_version, d.num_deleted_rows))
 
 

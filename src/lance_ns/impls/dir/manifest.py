@@ -262,26 +262,64 @@ def _appended_keys(ds, n: int, fragment_ids: dict[str, int]) -> list[str | None]
     return [compaction.fragment_key(meta) for meta in reversed(newest) for _ in range(meta.physical_rows)]
 
 
-def _changed_rows(loaded, gone: list, ds, new: list) -> tuple[dict[str, str], list]:
-    """The rows the fragments ``gone`` held at the ``loaded`` version (object_id -> the
-    fragment's key; deletions applied: the rows held), and the rows of the fragments ``new``
-    of ``ds``, in table order (as :func:`_rows` gives them)."""
-    was: dict[str, str] = {}
-    if gone:
-        keys = _fragment_keys(gone)
-        table = loaded.scanner(columns=["object_id"], fragments=gone, with_row_address=True).to_table()
-        fragment_ids = pc.shift_right(table.column("_rowaddr"), 32).to_pylist()
-        was = {oid: keys[fid] for oid, fid in zip(table.column("object_id").to_pylist(), fragment_ids)}
-    if not new:
-        return was, []
-    table = ds.scanner(columns=_READ_COLUMNS, fragments=new, scan_in_order=True, with_row_address=True).to_table()
-    return was, list(_rows(table, _fragment_keys(new)))
+class _Change(NamedTuple):
+    """What another process's commit changed in the entries held (:func:`_read_change`)."""
+
+    dropped: list[str]  # entries gone, or held as another row now (then in ``added`` too)
+    moved: dict[str, str]  # object_id -> the key of the fragment its unchanged row lives in now
+    added: list[tuple[str, str, str]]  # (object_id, row, fragment key) to hold, in table order
+    duplicates: bool  # an appended row of an object_id held (a racing loser's) was skipped
 
 
-def _first_rows(rows: list, held: Entries, was: dict[str, str]) -> list:
-    """``rows`` but those whose object_id an earlier one of them has, or an entry held
-    and not in ``was`` (the rows of the fragments they replace)."""
-    seen: set[str] = set()
+def _oids_by_key(ds, fragments: list) -> dict[str, str]:
+    """object_id -> the fragment's key, of each row the ``fragments`` of ``ds`` hold (deletions applied)."""
+    if not fragments:
+        return {}
+    keys = _fragment_keys(fragments)
+    table = ds.scanner(columns=["object_id"], fragments=fragments, with_row_address=True).to_table()
+    oids = table.column("object_id").to_pylist()
+    if len(keys) == 1:  # (a delete's one fragment: ~10k rows, no per-row lookup)
+        return dict.fromkeys(oids, next(iter(keys.values())))
+    fragment_ids = pc.shift_right(table.column("_rowaddr"), 32).to_pylist()
+    return dict(zip(oids, map(keys.__getitem__, fragment_ids)))
+
+
+def _read_change(loaded, gone: list, ds, new: list, held: Entries, where: dict[str, str]) -> _Change | None:
+    """What turned the fragments ``gone`` of the ``loaded`` version into the fragments ``new``
+    of ``ds`` (:func:`.compaction.changes_since`).  The rows ``gone`` held are read at the
+    loaded version, their object_ids only.  A new fragment of a gone one's files (a delete:
+    only its deletions differ) holds some of those very rows: its object_ids are read; other
+    new fragments (appended, written by a compaction) are read whole.  None where a full load
+    must decide: the rows read are not those held (held as loaded by another path, or a
+    deletion undone by a restore), or a duplicate row comes with replaced fragments (which
+    row is first is the table order's)."""
+    was = _oids_by_key(loaded, gone)
+    if list(map(where.get, was)) != list(was.values()):
+        return None
+    gone_files = {compaction.files_of(f) for f in gone}
+    trimmed = [f for f in new if compaction.files_of(f) in gone_files]
+    written = [f for f in new if compaction.files_of(f) not in gone_files]
+    kept = _oids_by_key(ds, trimmed)  # (their keys, the first file's path, are as held)
+    if not kept.keys() <= was.keys():
+        return None
+    rows = []
+    if written:
+        table = ds.scanner(columns=_READ_COLUMNS, fragments=written, scan_in_order=True,
+                           with_row_address=True).to_table()
+        rows = list(_rows(table, _fragment_keys(written)))
+    fresh = _first_rows(rows, held, was, kept)
+    if len(fresh) < len(rows) and gone:
+        return None
+    moved = {oid: key for oid, row, key in fresh if oid in was and held.row(oid) == row}
+    added = [item for item in fresh if item[0] not in moved]
+    dropped = [oid for oid in was if oid not in kept and oid not in moved]
+    return _Change(dropped, moved, added, len(fresh) < len(rows))
+
+
+def _first_rows(rows: list, held: Entries, was: dict[str, str], kept: dict[str, str]) -> list:
+    """``rows`` but those of an object_id that an earlier one of them has, that is ``kept``
+    or that is held and not in ``was`` (the rows of the fragments they replace)."""
+    seen = set(kept)
     first = []
     for item in rows:
         oid = item[0]
@@ -522,23 +560,17 @@ class Manifest:
         if gone and (self._duplicates or sum(f.metadata.physical_rows for f in gone + new) > len(self._entries)):
             return False
         try:
-            was, rows = _changed_rows(self._ds, gone, ds, new)
+            change = _read_change(self._ds, gone, ds, new, self._entries, self._where)
         except Exception:  # noqa: BLE001 - a concurrent cleanup removed the loaded version's files
             return False
-        if any(self._where.get(oid) != key for oid, key in was.items()):
-            return False  # not the rows held (an append whose fragments could not be told)
-        fresh = _first_rows(rows, self._entries, was)
-        if len(fresh) < len(rows) and gone:  # a racing loser's rows: which comes first is a full load's to tell
+        if change is None:
             return False
-        self._duplicates |= len(fresh) < len(rows)  # (appended after every row held: those held win)
-        now = {oid: row for oid, row, _ in fresh}
-        for oid in was:
-            if self._entries.row(oid) != now.get(oid):  # deleted, or held as another row now
-                self._drop(oid)
-        for oid, row, key in fresh:
-            if oid in self._entries:  # the same row, moved by a compaction or kept by a delete
-                self._where[oid] = key
-            elif self._put(oid, row, key) == TABLE_VERSION and self.move_versions_to is not None:
+        self._duplicates |= change.duplicates  # (appended after every row held: those held win)
+        for oid in change.dropped:
+            self._drop(oid)
+        self._where.update(change.moved)
+        for oid, row, key in change.added:
+            if self._put(oid, row, key) == TABLE_VERSION and self.move_versions_to is not None:
                 self._versions_here.append(_entry(oid, row))
         for fragment in gone:
             self._fragment_ids.pop(compaction.fragment_key(fragment.metadata), None)
