@@ -102,7 +102,9 @@ def shared_options(json_flag: bool = True) -> list[Callable]:
         click.option("--impl", metavar="NAME", shell_complete=_complete_impl,
                      help="implementation alias (" + ", ".join(sorted(IMPLS)) + ") or module:Class"),
         click.option("--prop", multiple=True, metavar="KEY=VALUE", help="implementation property (repeatable)"),
-        click.option("--delimiter", metavar="SEP", help=f"identifier delimiter (default {DEFAULT_DELIMITER!r})"),
+        click.option("--delimiter", metavar="SEP", help=f"delimiter of the ids typed on this command line (default {DEFAULT_DELIMITER!r}); "
+                                                         "not the REST path's: a client joins a path id with "
+                                                         "'$', or names its own in ?delimiter="),
     ]
     if json_flag:
         options.append(click.option("--json", "as_json", is_flag=True, help="print JSON (the protocol's field names)"))
