@@ -19,10 +19,12 @@ over the namespaces.  At every size it measures, on the grown root and on the ba
 beside it, median and p99 per call (goal: within 1.5x of the base root's, p99 included),
 ``--rounds`` x 20 calls of each read and x 25 of each write, after an ``os.sync()`` (the
 growth's writeback is not their cost).  This disk stalls 1-2% of small writes by 15 ms to
-1 s, on either root alike; with 200 writes a p99 was the second-slowest call, and one
-stall more on one side moved a ratio between 1x and 13x from run to run.  With 500 it is
-the sixth-slowest, and each write figure also prints how many calls of each side took over 3x the
-base root's median (the stalls, which should be about even):
+1 s, on either root; with 200 writes a p99 was the second-slowest call, and one stall more
+on one side moved a ratio between 1x and 13x from run to run.  With 500 it is the
+sixth-slowest, and each write figure also prints how many calls of each side took over 3x
+the base root's median.  Even counts are the disk's; more on the grown root are its own
+(measured: writes beside a compaction merging a run of up to 8,192 rows, ~200 ms on the
+upkeep thread, which the base root's runs never reach):
 
 * DescribeNamespace, NamespaceExists and the first and a middle page of 100 of the
   root's ListNamespaces (which lists every namespace);
