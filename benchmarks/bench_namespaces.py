@@ -22,9 +22,10 @@ growth's writeback is not their cost).  This disk stalls 1-2% of small writes by
 1 s, on either root; with 200 writes a p99 was the second-slowest call, and one stall more
 on one side moved a ratio between 1x and 13x from run to run.  With 500 it is the
 sixth-slowest, and each write figure also prints how many calls of each side took over 3x
-the base root's median.  Even counts are the disk's; more on the grown root are its own
-(measured: writes beside a compaction merging a run of up to 8,192 rows, ~200 ms on the
-upkeep thread, which the base root's runs never reach):
+the base root's median.  Even counts are the disk's.  Uneven ones were seen too (18 / 3 at
+10k in one run; in another the grown root's slow writes sat beside one compaction that took
+216 ms, where compactions of the same few hundred rows take ~45 ms at both sizes): not
+explained yet.  The figures:
 
 * DescribeNamespace, NamespaceExists and the first and a middle page of 100 of the
   root's ListNamespaces (which lists every namespace);
