@@ -78,9 +78,9 @@ def changes_since(loaded: list, fragments: list) -> tuple[list, list]:
     fragments not in the loaded one), by what each holds (:func:`_identity`): an append
     adds fragments, a delete replaces one by itself with more deletions, a compaction
     replaces a run by the fragment(s) written for it, pylance's Overwrite replaces all."""
-    was = set(map(_identity, loaded))
-    now = set(map(_identity, fragments))
-    return [f for f in loaded if _identity(f) not in now], [f for f in fragments if _identity(f) not in was]
+    was = {_identity(f): f for f in loaded}  # (each fragment's identity built once: ids make them unique)
+    now = {_identity(f): f for f in fragments}
+    return [f for i, f in was.items() if i not in now], [f for i, f in now.items() if i not in was]
 
 
 def rows_per_file(rows: int) -> int:

@@ -237,13 +237,18 @@ def _rows(table: pa.Table, fragment_keys: dict[int, str]) -> Iterator[tuple[str,
     load, building one and storing it took 3.5x the time of storing the row (1M rows:
     2.3 s against 0.7 s); the metadata is parsed when an entry is read, not here."""
     for batch in table.to_batches():
-        ids = pc.shift_right(batch.column("_rowaddr"), 32)  # a row address: fragment id << 32 | offset
-        bounds = pc.min_max(ids)
-        low, high = bounds["min"].as_py(), bounds["max"].as_py()
-        keys = (itertools.repeat(fragment_keys.get(low)) if low == high
-                else map(fragment_keys.get, ids.to_pylist()))
+        keys = _keys_of(batch.column("_rowaddr"), fragment_keys)
         for oid, kind, location, meta, key in zip(*(batch.column(c).to_pylist() for c in _READ_COLUMNS), keys):
             yield oid, _row(kind, location, meta), key
+
+
+def _keys_of(row_addresses, fragment_keys: dict[int, str]) -> Iterator[str | None]:
+    """The key of the fragment each row address lies in (``fragment_keys``: fragment id ->
+    key; None for one not there), endless when all lie in one fragment (zip it with the rows)."""
+    ids = pc.shift_right(row_addresses, 32)  # a row address: fragment id << 32 | offset
+    bounds = pc.min_max(ids)
+    low, high = bounds["min"].as_py(), bounds["max"].as_py()
+    return itertools.repeat(fragment_keys.get(low)) if low == high else map(fragment_keys.get, ids.to_pylist())
 
 
 def _appended_keys(ds, n: int, fragment_ids: dict[str, int]) -> list[str | None]:
@@ -275,13 +280,9 @@ def _oids_by_key(ds, fragments: list) -> dict[str, str]:
     """object_id -> the fragment's key, of each row the ``fragments`` of ``ds`` hold (deletions applied)."""
     if not fragments:
         return {}
-    keys = _fragment_keys(fragments)
     table = ds.scanner(columns=["object_id"], fragments=fragments, with_row_address=True).to_table()
-    oids = table.column("object_id").to_pylist()
-    if len(keys) == 1:  # (a delete's one fragment: ~10k rows, no per-row lookup)
-        return dict.fromkeys(oids, next(iter(keys.values())))
-    fragment_ids = pc.shift_right(table.column("_rowaddr"), 32).to_pylist()
-    return dict(zip(oids, map(keys.__getitem__, fragment_ids)))
+    keys = _keys_of(table.column("_rowaddr"), _fragment_keys(fragments))
+    return dict(zip(table.column("object_id").to_pylist(), keys))
 
 
 def _read_change(loaded, gone: list, ds, new: list, held: Entries, where: dict[str, str]) -> _Change | None:
@@ -297,8 +298,9 @@ def _read_change(loaded, gone: list, ds, new: list, held: Entries, where: dict[s
     if list(map(where.get, was)) != list(was.values()):
         return None
     gone_files = {compaction.files_of(f) for f in gone}
-    trimmed = [f for f in new if compaction.files_of(f) in gone_files]
-    written = [f for f in new if compaction.files_of(f) not in gone_files]
+    trimmed, written = [], []
+    for f in new:
+        (trimmed if compaction.files_of(f) in gone_files else written).append(f)
     kept = _oids_by_key(ds, trimmed)  # (their keys, the first file's path, are as held)
     if not kept.keys() <= was.keys():
         return None
