@@ -16,7 +16,10 @@ conditional PUT (``If-None-Match: *``, ``If-Match``) and stores the object in tw
 steps, so two racing creates of one key can both succeed (seen: a create-namespace
 race on ``dir-s3`` with two winners, the manifest version file written twice).  Real
 S3 decides such a PUT atomically; :func:`_atomic_conditional_puts` makes moto's do the
-same, with one lock around its conditional PUTs.
+same, with one lock around its conditional PUTs.  Glue's CreateTable and CreateDatabase
+have the same gap in moto (look up the name, build the object, then store it: seen, a
+declare-table race on ``glue`` with two winners); real Glue answers the second
+AlreadyExistsException, and :func:`_atomic_glue_creates` makes moto's do the same.
 """
 
 from __future__ import annotations
@@ -57,9 +60,28 @@ def _atomic_conditional_puts() -> None:
     S3Response.put_object = put_object
 
 
+def _atomic_glue_creates() -> None:
+    """Glue's create-if-absent as one step in moto (see the module docstring)."""
+    from moto.glue.models import GlueBackend
+
+    guard = threading.Lock()
+    for name in ("create_table", "create_database"):
+        plain = getattr(GlueBackend, name)
+        if getattr(plain, "_lance_ns_atomic", False):
+            continue
+
+        def create(self, *args, _plain=plain, **kwargs):
+            with guard:
+                return _plain(self, *args, **kwargs)
+
+        create._lance_ns_atomic = True
+        setattr(GlueBackend, name, create)
+
+
 def _start() -> str:
     global _server, _endpoint
     _atomic_conditional_puts()
+    _atomic_glue_creates()
     # moto logs a traceback for every API it lacks (Glue's catalog APIs); the
     # client sees the 500 anyway, so keep test output readable
     logging.getLogger("werkzeug").setLevel(logging.CRITICAL)
