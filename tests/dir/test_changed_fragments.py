@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 
 from lance_ns.impls.dir import compaction, indexes
-from lance_ns.impls.dir.manifest import NAMESPACE, TABLE, Entry, Manifest
+from lance_ns.impls.dir.manifest import NAMESPACE, TABLE, Entry, Exists, Manifest
 
 #: one fragment of this many rows: sealed (compaction.SEALED_ROWS), never merged again
 SEALED = 9_000
@@ -137,9 +137,11 @@ def test_random_changes_elsewhere_leave_the_reader_holding_what_a_fresh_load_hol
     assert rows_read["object ids"] > GROWN / 3, "deletes of sealed fragments among them"
 
 
-def test_a_reader_whose_version_was_cleaned_up_loads_it_all(tmp_path, counted):
-    """The fragments the reader held are read at its loaded version: once another
-    process's cleanup removed their files, it loads the latest version whole instead."""
+def test_a_reader_whose_version_was_cleaned_up_takes_the_rows_it_held_from_memory(tmp_path, counted):
+    """The fragments the reader held are read at its loaded version; once another process's
+    cleanup removed their files (an idle server worker, a Spark executor), the rows they
+    held are taken from what the reader holds, not from a full load.  Where a row's fragment
+    is not known, a full load decides."""
     loads, _ = counted
     writer = _grown(tmp_path)
     writer.insert_many([Entry(f"other$s{i}", TABLE, f"s{i}.lance") for i in range(3)])
@@ -151,10 +153,20 @@ def test_a_reader_whose_version_was_cleaned_up_loads_it_all(tmp_path, counted):
     from lance_ns.impls.dir.upkeep import cleanup
 
     cleanup(writer._private(), retain_versions=1)
+    with pytest.raises(Exception, match="(?i)not found|no such file"):  # (what the reader would have read)
+        reader._ds.to_table()
     assert view(reader) == fresh_view(tmp_path)
     assert reader.get("other$s0") is None and reader.get("other$s2") is not None
-    assert loads[id(reader)] == 2
+    assert loads[id(reader)] == 1
     assert set(reader._fragment_ids) == compaction_files
+
+    reader._where["other$s1"] = None  # (as an insert racing another commit may leave it)
+    writer.insert_many([Entry(f"other$u{i}", TABLE, f"u{i}.lance") for i in range(40)])
+    writer.delete(["other$s1"])
+    writer.compact()
+    cleanup(writer._private(), retain_versions=1)
+    assert view(reader) == fresh_view(tmp_path)
+    assert loads[id(reader)] == 2
 
 
 def test_a_racing_losers_row_met_outside_an_append_is_left_to_a_full_load(tmp_path, counted):
@@ -196,3 +208,40 @@ def test_a_deletion_undone_by_a_restore_is_read_as_the_row_it_brings_back(tmp_pa
     lance.dataset(writer.uri, version=before).restore()
     assert reader.get("ns$t00003").location == f"{3:08x}_ns$t00003"
     assert view(reader) == fresh_view(tmp_path) and loads[id(reader)] == 2
+
+
+def test_a_commit_landing_on_top_of_another_process_s_reads_the_change_not_the_whole(tmp_path, counted):
+    """An insert or a delete that Lance commits on top of another process's commit (made
+    between this process's check and its commit: two server workers writing at once) brings
+    the copy up to date by the fragments changed, its own commit's among them."""
+    loads, _ = counted
+    writer = _grown(tmp_path)
+    process = Manifest(str(tmp_path), {}, compact_every=0)
+    process.current()
+    plain = process._private
+
+    def meanwhile(change):  # the other process commits right before this one's commit
+        def private():
+            process._private = plain
+            change()
+            return plain()
+        process._private = private
+
+    meanwhile(lambda: writer.insert_many([Entry("other$a", TABLE, "a.lance")]))
+    process.insert_many([Entry("ns$mine", TABLE, "mine.lance"), Entry("other$b", TABLE, "b.lance")])
+    assert process.version == writer.version + 1
+    assert view(process) == fresh_view(tmp_path)
+
+    meanwhile(lambda: writer.delete(["ns$t00011"]))
+    assert process.delete(["ns$t00003", "ns$mine"]) == 2
+    meanwhile(lambda: writer.insert(Entry("other$c", TABLE, "c.lance")))
+    assert process.delete(["other$a"]) == 1
+    assert process.get("ns$t00011") is None and process.get("other$c") is not None
+    assert view(process) == fresh_view(tmp_path)
+    assert loads[id(process)] == 1, "no full load after the first"
+
+    meanwhile(lambda: writer.insert(Entry("other$lost", TABLE, "theirs.lance")))  # a race it loses
+    with pytest.raises(Exists):
+        process.insert(Entry("other$lost", TABLE, "mine.lance"))
+    assert process.get("other$lost").location == "theirs.lance"
+    assert view(process) == fresh_view(tmp_path) and loads[id(process)] == 1

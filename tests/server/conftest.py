@@ -47,13 +47,18 @@ class Served:
 
 @contextlib.contextmanager
 def lance_ns_serve(args: list[str], *, env: dict | None = None, scheme: str = "http", verify=True,
-                   startup: float = 120) -> Iterator[Served]:
-    """``lance-ns serve ARGS --port P`` until its /health answers; stopped on exit."""
+                   startup: float = 120, log_file: Path | None = None) -> Iterator[Served]:
+    """``lance-ns serve ARGS --port P`` until its /health answers; stopped on exit.  Its
+    output goes to ``log_file`` if given (a server logging each request would fill a pipe
+    nobody reads until the end, and block), else to :meth:`Served.stop`'s answer."""
     port = free_port()
     environ = {k: v for k, v in os.environ.items() if not k.startswith("LANCE_NS")}
     environ.update(env or {})
+    out = open(log_file, "w") if log_file is not None else subprocess.PIPE  # noqa: SIM115 - the child holds it
     proc = subprocess.Popen([LANCE_NS, "serve", *args, "--port", str(port)], env=environ,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            stdout=out, stderr=subprocess.STDOUT, text=True)
+    if log_file is not None:
+        out.close()
     served = Served(f"{scheme}://127.0.0.1:{port}", proc)
     try:
         wait_healthy(proc, served.url, startup, verify)  # a cold start imports pylance: slow on a busy machine

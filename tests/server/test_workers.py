@@ -3,6 +3,7 @@ the one-winner rule under concurrent conflicting load, and loses no entry."""
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -89,3 +90,122 @@ def test_two_workers_hold_the_one_winner_rule_under_concurrent_conflicting_load(
     total = sum(v for (name, labels), v in declares.items()
                 if name == "lance_ns_requests_total" and ("operation", "DeclareTable") in labels)
     assert total == ROUNDS * CLIENTS + CLIENTS
+
+
+def _requests_by_worker(metrics_dir: Path, operation: str) -> dict[int, float]:
+    """pid -> requests of ``operation`` it has answered (each worker's own counter file)."""
+    from prometheus_client.mmap_dict import MmapedDict
+
+    counts: dict[int, float] = {}
+    for f in metrics_dir.glob("counter_*.db"):
+        pid = int(f.stem.rsplit("_", 1)[1])
+        for key, value, *_ in MmapedDict.read_all_values_from_file(str(f)):
+            if "lance_ns_requests_total" in key and f'"{operation}"' in key:
+                counts[pid] = counts.get(pid, 0) + value
+    return counts
+
+
+def _answered_by_both(metrics_dir: Path, operation: str, before: dict[int, float], workers: set[int]) -> bool:
+    """Whether two worker processes answered ``operation`` since ``before`` (``workers``: the
+    supervisor's children, which may hold a helper process of multiprocessing's too)."""
+    after = _requests_by_worker(metrics_dir, operation)
+    return sum(after.get(pid, 0) > before.get(pid, 0) for pid in workers) >= 2
+
+
+GROWN = 30_000  # three sealed fragments of 10,000 rows: a compaction rewrites far fewer than the manifest holds
+GONE = 1_100  # deregistered from the first: over compaction.DIRTY_SHARE of it, so it is rewritten
+
+
+@pytest.mark.slow  # ~30 s: a grown root, two workers started cold, ~1,300 requests of pylance's client
+def test_workers_read_each_others_deletes_and_compactions_by_the_fragments_changed(tmp_path):
+    """pylance's Rust ``RestNamespace``, on fresh connections spread over ``serve --workers 2``:
+    each worker reads the other's deregistrations and compactions by the fragments they changed
+    (each loads the manifest whole once, at its first request, and never again), and every
+    answer pylance gets, from either worker, and pylance's own DirectoryNamespace over the root,
+    agree with what was done."""
+    import lance
+    from lance.namespace import DirectoryNamespace, RestNamespace
+    from lance_namespace import (DeclareTableRequest, DeregisterTableRequest, DescribeTableRequest,
+                                 ListTablesRequest, TableExistsRequest)
+
+    root = tmp_path / "lake"
+    ours = lance_ns.connect("dir", {"root": str(root)})
+    ours.create_namespace({"id": ["db"]})
+    for lo in range(0, GROWN, 10_000):
+        ours.batch_commit_tables({"operations": [{"declare_table": {"id": ["db", f"x{i}"]}}
+                                                 for i in range(lo, lo + 10_000)]})
+    ours.manifest.wait_for_upkeep()
+    metrics_dir, log = tmp_path / "metrics", tmp_path / "serve.log"
+    metrics_dir.mkdir()
+    args = ["--impl", "dir", "--prop", f"root={root}", "--workers", "2", "--log-level", "debug"]
+    with lance_ns_serve(args, env={"PROMETHEUS_MULTIPROC_DIR": str(metrics_dir)}, log_file=log) as served:
+        workers = _worker_pids(served.proc.pid)
+        assert len(workers) >= 2, "two worker processes"
+
+        def client() -> RestNamespace:  # a client of its own: a connection of its own, to either worker
+            return RestNamespace(uri=served.url)
+
+        def describe(c, name: str):
+            return c.describe_table(DescribeTableRequest(id=["db", name]))
+
+        # both workers load the grown manifest (their first request) before anything changes
+        deadline = time.monotonic() + 60
+        while not _answered_by_both(metrics_dir, "DescribeTable", {}, workers):
+            assert time.monotonic() < deadline, "a worker never answered"
+            assert describe(client(), "x1").location
+        clients = [client() for _ in range(8)]
+        before = _requests_by_worker(metrics_dir, "DeregisterTable")
+        gone = [f"x{i}" for i in range(0, 9 * GONE, 9)]  # spread over the first fragment (x0-x9999)
+        for i, name in enumerate(gone):
+            clients[i % len(clients)].deregister_table(DeregisterTableRequest(id=["db", name]))
+            if i % 100 == 0:  # declares between: appends, and the trailing runs compactions merge
+                clients[(i + 1) % len(clients)].declare_table(DeclareTableRequest(id=["db", f"new{i}"]))
+        new = [f"new{i}" for i in range(0, GONE, 100)]
+        # pylance writes a table with data through the server (its own commit into its own directory)
+        lance.write_dataset(pa_rows(), namespace_client=clients[0], table_id=["db", "written"], mode="create")
+        assert _answered_by_both(metrics_dir, "DeregisterTable", before, workers), \
+            "the deregistrations must be spread over both workers, so that each reads the other's"
+
+        # every answer, from fresh connections to either worker, agrees with what was done
+        before = _requests_by_worker(metrics_dir, "DescribeTable")
+        for i, name in enumerate(gone[::37] + ["x5", "x9998", "x15001", "x29999"] + new + ["written"]):
+            c = client() if i % 2 else clients[i % len(clients)]
+            if name in gone:
+                for ask in (lambda: describe(c, name), lambda: c.table_exists(TableExistsRequest(id=["db", name]))):
+                    with pytest.raises(Exception, match="(?i)not found|does not exist"):
+                        ask()
+            else:
+                c.table_exists(TableExistsRequest(id=["db", name]))  # (raises when absent)
+                assert describe(c, name).location, name
+        assert _answered_by_both(metrics_dir, "DescribeTable", before, workers)
+        listed, token = [], None
+        while True:
+            page = client().list_tables(ListTablesRequest(id=["db"], page_token=token, limit=5_000))
+            listed += page.tables
+            token = page.page_token
+            if not token:
+                break
+        assert lance.dataset(namespace_client=clients[1], table_id=["db", "written"]).count_rows() == 3
+    expected = sorted(set(f"x{i}" for i in range(GROWN)) - set(gone) | set(new) | {"written"})
+    assert sorted(listed) == expected
+    # what the workers committed is what our library and pylance's own DirectoryNamespace read
+    assert sorted(lance_ns.connect("dir", {"root": str(root)}).list_tables({"id": ["db"]}).tables) == expected
+    pylance_dir = DirectoryNamespace(root=str(root))
+    assert sorted(pylance_dir.list_tables(ListTablesRequest(id=["db"])).tables) == expected
+
+    lines = log.read_text().splitlines()
+    whole = [line for line in lines if "__manifest: version" in line and "loaded whole" in line]
+    changed = [line for line in lines if "__manifest: version" in line and "read by the fragments it changed" in line]
+    assert len(whole) == 2, "each worker loads the manifest whole once, at its first request:\n" + \
+        "\n".join(whole)
+    # a compaction moves rows without dropping or adding any; a deregistration drops one
+    compactions = [line for line in changed if re.search(r"\([1-9]\d* gone, [1-9]\d* new\): 0 entries dropped, 0 added", line)]
+    deletes = [line for line in changed if re.search(r"\(1 gone, 1 new\): 1 entries dropped, 0 added", line)]
+    assert compactions and deletes, "each worker reads the other's changes by the fragments changed:\n" + \
+        "\n".join(changed[:50])
+
+
+def pa_rows():
+    import pyarrow as pa
+
+    return pa.table({"a": [1, 2, 3]})

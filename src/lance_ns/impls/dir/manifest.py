@@ -285,6 +285,20 @@ def _oids_by_key(ds, fragments: list) -> dict[str, str]:
     return dict(zip(table.column("object_id").to_pylist(), keys))
 
 
+def _change_or_why(loaded, gone: list, ds, new: list, held: Entries, where: dict[str, str],
+                   duplicates: bool) -> _Change | str:
+    """What :func:`_read_change` reads, or why a full load must bring the copy to ``ds`` instead."""
+    if gone and duplicates:
+        return "duplicate rows held: the table's order decides"
+    if gone and sum(f.metadata.physical_rows for f in gone + new) > len(held):
+        return "more rows changed than are held: a full load reads fewer"
+    try:
+        change = _read_change(loaded, gone, ds, new, held, where)
+    except Exception as e:  # noqa: BLE001 - a cleanup removed files of the newer version too
+        return f"reading the change failed: {e}"
+    return change or "the rows read are not the rows held, or a duplicate came with replaced fragments"
+
+
 def _read_change(loaded, gone: list, ds, new: list, held: Entries, where: dict[str, str]) -> _Change | None:
     """What turned the fragments ``gone`` of the ``loaded`` version into the fragments ``new``
     of ``ds`` (:func:`.compaction.changes_since`).  The rows ``gone`` held are read at the
@@ -293,10 +307,19 @@ def _read_change(loaded, gone: list, ds, new: list, held: Entries, where: dict[s
     new fragments (appended, written by a compaction) are read whole.  None where a full load
     must decide: the rows read are not those held (held as loaded by another path, or a
     deletion undone by a restore), or a duplicate row comes with replaced fragments (which
-    row is first is the table order's)."""
-    was = _oids_by_key(loaded, gone)
-    if list(map(where.get, was)) != list(was.values()):
-        return None
+    row is first is the table order's).  Where the loaded version's files are gone, the rows
+    ``gone`` held are taken from memory (:func:`_held_in`)."""
+    try:
+        was = _oids_by_key(loaded, gone)
+    except Exception as e:  # noqa: BLE001 - the loaded version cleaned up meanwhile (see _held_in)
+        if not _is_missing(e):
+            raise
+        was = _held_in(gone, where)
+        if was is None:
+            return None
+    else:
+        if list(map(where.get, was)) != list(was.values()):
+            return None
     gone_files = {compaction.files_of(f) for f in gone}
     trimmed, written = [], []
     for f in new:
@@ -316,6 +339,19 @@ def _read_change(loaded, gone: list, ds, new: list, held: Entries, where: dict[s
     added = [item for item in fresh if item[0] not in moved]
     dropped = [oid for oid in was if oid not in kept and oid not in moved]
     return _Change(dropped, moved, added, len(fresh) < len(rows))
+
+
+def _held_in(gone: list, where: dict[str, str]) -> dict[str, str] | None:
+    """object_id -> fragment key of the entries held in the fragments ``gone``, from memory:
+    what :func:`_oids_by_key` reads at the loaded version, once another process's cleanup
+    has removed that version's files (a process idle while another committed
+    ``retain_versions`` times past a compaction: an idle server worker, a Spark executor).
+    A pass over every entry held (~50 ms at a million) instead of a full load (~2 s); None
+    where an entry's fragment is not known (then only a full load can tell)."""
+    if None in where.values():
+        return None
+    keys = {compaction.fragment_key(f.metadata) for f in gone}
+    return {oid: key for oid, key in where.items() if key in keys}
 
 
 def _first_rows(rows: list, held: Entries, was: dict[str, str], kept: dict[str, str]) -> list:
@@ -482,9 +518,7 @@ class Manifest:
                 if ds is not None:
                     self._load(ds)
             elif self._ds.latest_version != self._version:
-                latest = self._open()
-                if not self._load_changed(latest):
-                    self._load(latest)
+                self.catch_up(self._open())
         if self._legacy_versions:
             self._move_out_versions()
 
@@ -526,6 +560,7 @@ class Manifest:
     @gc_paused()  # a million entries built in a row
     def _load(self, ds, abandon: threading.Event | None = None) -> None:
         """Read all of ``ds`` into memory (``abandon`` set: stop, changing nothing)."""
+        started = time.perf_counter()
         for attempt in range(3):
             try:
                 keys = _fragment_keys(ds.get_fragments())
@@ -550,22 +585,27 @@ class Manifest:
         self._other_dirs = None if self._duplicates else indexes.other_dirs_of_table(table)
         self._versions_here = (list(entries.of_kind(TABLE_VERSION))
                                if self.move_versions_to is not None else [])
+        # INFO: at a million entries a whole load holds this process's writers up for seconds,
+        # and after the first it means a change could not be read by its fragments alone
+        log.info("%s: version %d loaded whole, %d entries in %.2f s", self.uri, ds.version, len(entries),
+                 time.perf_counter() - started)
+
+    def catch_up(self, ds) -> None:
+        """The copy brought to ``ds``, a newer version: by the fragments changed, else whole."""
+        if not self._load_changed(ds):
+            self._load(ds)
 
     @gc_paused()  # (tens of thousands of rows read in a row)
     def _load_changed(self, ds) -> bool:
         """Bring the in-memory copy to ``ds`` reading only the fragments changed since the loaded
         version (:func:`.compaction.changes_since`); False, changing nothing, where a full load
-        reads fewer rows (pylance's Overwrite) or must decide (duplicates; files cleaned up)."""
+        must do (:func:`_change_or_why`)."""
         if self._ds is None or ds is None:
             return False
         gone, new = compaction.changes_since(self._ds.get_fragments(), ds.get_fragments())
-        if gone and (self._duplicates or sum(f.metadata.physical_rows for f in gone + new) > len(self._entries)):
-            return False
-        try:
-            change = _read_change(self._ds, gone, ds, new, self._entries, self._where)
-        except Exception:  # noqa: BLE001 - a concurrent cleanup removed the loaded version's files
-            return False
-        if change is None:
+        change = _change_or_why(self._ds, gone, ds, new, self._entries, self._where, self._duplicates)
+        if isinstance(change, str):
+            log.debug("%s: version %d -> %d to be loaded whole: %s", self.uri, self._version, ds.version, change)
             return False
         self._duplicates |= change.duplicates  # (appended after every row held: those held win)
         for oid in change.dropped:
@@ -577,6 +617,8 @@ class Manifest:
         for fragment in gone:
             self._fragment_ids.pop(compaction.fragment_key(fragment.metadata), None)
         _fragment_keys(new, self._fragment_ids)
+        log.debug("%s: version %d -> %d read by the fragments it changed (%d gone, %d new): %d entries dropped, %d added",
+                  self.uri, self._version, ds.version, len(gone), len(new), len(change.dropped), len(change.added))
         self._ds, self._version = ds, ds.version
         return True
 
@@ -767,9 +809,9 @@ class Manifest:
                 self._remove_fragment(ds, mine, oids[0])
             except Exception as e:  # noqa: BLE001 - a leftover duplicate is harmless: readers take the first
                 log.warning("could not remove duplicate manifest rows for %s: %s", oids, e)
-            self._load(self._open())
+            self.catch_up(self._open())
             raise Exists(self._entries.get(lost[0]) or entries[0])
-        self._load(ds)
+        self.catch_up(ds)
 
     def _remove_fragment(self, ds, fragment_id: int, oid: str) -> None:
         from lance.dataset import LanceDataset, LanceOperation
@@ -814,8 +856,8 @@ class Manifest:
                     self._ds, self._version = ds, ds.version
                     for oid in present:
                         self._drop(oid)
-                else:
-                    self._load(self._open())
+                else:  # (committed on top of other processes' commits)
+                    self.catch_up(self._open())
                 self.upkeep.after_commit(self._version)
                 return removed
 

@@ -144,8 +144,7 @@ class Upkeep:
         loaded version (under its lock)."""
         m = self.manifest
         if m._duplicates or new_ds.version != base.version + 1:  # or another process committed in between
-            if not m._load_changed(new_ds):
-                m._load(new_ds)
+            m.catch_up(new_ds)
             return
         # the same entries, fewer files: the rewritten rows live in the fragments written
         m._ds, m._version = new_ds, new_ds.version
