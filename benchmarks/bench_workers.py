@@ -1,19 +1,21 @@
 """`lance-ns serve --workers 2` over a large directory namespace while tables are deregistered.
 
 Every worker process holds the manifest in memory.  A deregistration one worker commits
-is a delete in the manifest that the other must read before its next answer; until this
-stop each such delete made it load the whole manifest again (2.2 s at 1.1M entries), so
-under a steady trickle of deletes a worker spent its time reloading.  Now it reads the
-fragment the delete changed.
+is a delete in the manifest that the other must read before its next answer, and one
+that Lance commits on top of the other worker's commit (two workers writing at once)
+must bring its own copy up to date the same way.  Each used to load the whole manifest
+again (2.2 s at 1.1M entries): under a steady trickle of deletes a worker spent its time
+reloading.  Now each reads the fragments the commits changed.
 
 For a root of 1,000 tables and one of ``--size`` (grown by BatchCommitTables, in one
 namespace), one server each, with two workers: ``--clients`` threads call DescribeTable
-in a closed loop for ``--seconds``, each call on a connection of its own, quiet, and then while one more client deregisters a
-table every ``--every`` seconds (tables declared for it beforehand); the two phases
-alternate ``--repeats`` times (the machine's drift falls on both).  Printed: describes/s
-and p99 of each phase, the ratio of the writes phase to the quiet one (the peer, measured
-in the same minutes: goal 1.2x, issue 32's bound for the server in front), and each size
-against 1,000.
+in a closed loop for ``--seconds``, each call on a connection of its own, quiet, and then
+while ``--writers`` more threads each deregister a table every ``--every`` seconds (tables
+declared for it beforehand), also each on a connection of its own, so that both workers
+commit; the two phases alternate ``--repeats`` times (the machine's drift falls on both).
+Printed: describes/s and p99 of each phase, the ratio of the writes phase to the quiet one
+(the peer, measured in the same minutes: goal 1.2x, issue 32's bound for the server in
+front), and each size against 1,000.
 
     .venv/bin/python benchmarks/bench_workers.py                      # 100,000 tables (~4 min)
     .venv/bin/python benchmarks/bench_workers.py --size 1000000       # ~10 min, most of it growing
@@ -39,32 +41,32 @@ from bench_scale import _p, grow, table_names  # noqa: E402
 GOAL = 1.2
 
 
-def phase(conns, names, seconds: float, deregister=None, every: float = 0.5) -> dict:
-    """Describes from each client in a closed loop; with ``deregister``, one more
-    thread deregisters a table every ``every`` seconds meanwhile."""
+def phase(conns, names, seconds: float, deregister=None, every: float = 0.5, writers: int = 1) -> dict:
+    """Describes from each client in a closed loop; with ``deregister``, ``writers`` more
+    threads each deregister a table every ``every`` seconds meanwhile."""
     stop_writes = threading.Event()
-    writes = [0]
+    writes = [0] * writers
 
-    def writer():
+    def writer(k: int):
         while not stop_writes.wait(every):
-            deregister()
-            writes[0] += 1
+            deregister(k)
+            writes[k] += 1
 
     counters = [iter(range(k, 10**9, len(conns))) for k in range(len(conns))]
     calls = [lambda c=c, n=n: c(names[next(n) % len(names)]) for c, n in zip(conns, counters)]
-    thread = threading.Thread(target=writer) if deregister else None
-    if thread:
+    threads = [threading.Thread(target=writer, args=(k,)) for k in range(writers)] if deregister else []
+    for thread in threads:
         thread.start()
     try:
         cell = closed_loop(calls, seconds)
     finally:
         stop_writes.set()
-        if thread:
+        for thread in threads:
             thread.join()
     if cell["errors"]:
         raise RuntimeError(f"{cell['errors']} failed describes")
     lat = cell["lat"]
-    return {"rate": len(lat) / cell["elapsed"], "p99": _p(lat, 0.99), "max": max(lat), "writes": writes[0]}
+    return {"rate": len(lat) / cell["elapsed"], "p99": _p(lat, 0.99), "max": max(lat), "writes": sum(writes)}
 
 
 def measure(root: str, size: int, args) -> dict:
@@ -75,20 +77,27 @@ def measure(root: str, size: int, args) -> dict:
         # a connection per describe, as from many short-lived clients (Spark tasks): the kernel
         # spreads them over the workers; a client's kept-alive connection would stay on one
         # worker, and a worker stalled by a reload would hold up only the clients it happens to have
-        def describe(name: str) -> None:
-            request = urllib.request.Request(f"{url}/v1/table/t${name}/describe", data=b"{}", method="POST",
+        def post(name: str, operation: str) -> None:
+            request = urllib.request.Request(f"{url}/v1/table/t${name}/{operation}", data=b"{}", method="POST",
                                              headers={"Content-Type": "application/json"})
             with urllib.request.urlopen(request, timeout=120) as response:
                 response.read()
+
+        def describe(name: str) -> None:
+            post(name, "describe")
 
         conns = [describe] * args.clients
         writer = lance_ns.connect("rest", {"uri": url, "max_retries": 0})
         tag = os.urandom(3).hex()
         victims = iter(f"gone_{tag}_{i}" for i in range(10**9))
         wanted = int(args.seconds / args.every * args.repeats) + 10
-        pending = [next(victims) for _ in range(wanted)]
-        writer.batch_commit_tables({"operations": [{"declare_table": {"id": ["t", n]}} for n in pending]})
-        left = iter(pending)
+        # each writer's tables declared by a batch of their own: in a fragment of their own, as
+        # tables declared at different times are (two workers' deletes then touch different
+        # fragments, and Lance commits one on top of the other instead of refusing it)
+        pending = [[next(victims) for _ in range(wanted)] for _ in range(args.writers)]
+        for batch in pending:
+            writer.batch_commit_tables({"operations": [{"declare_table": {"id": ["t", n]}} for n in batch]})
+        left = [iter(batch) for batch in pending]
         names = []
         for name in table_names(size, 200):  # (a root given may have lost some: those are not asked for)
             try:
@@ -113,8 +122,9 @@ def measure(root: str, size: int, args) -> dict:
                 if which == "quiet":
                     quiet.append(phase(conns, names, args.seconds))
                 else:
+                    # a connection per deregistration too: each worker commits some, and reads the others'
                     busy.append(phase(conns, names, args.seconds,
-                                      lambda: writer.deregister_table({"id": ["t", next(left)]}), args.every))
+                                      lambda k: post(next(left[k]), "deregister"), args.every, args.writers))
         return {
             "quiet": {k: statistics.median(c[k] for c in quiet) for k in ("rate", "p99", "max")},
             "busy": {k: statistics.median(c[k] for c in busy) for k in ("rate", "p99", "max")},
@@ -130,7 +140,10 @@ def main() -> None:
     ap.add_argument("--root", help="an existing large root to use (tables in namespace 't'), instead of growing one")
     ap.add_argument("--clients", type=int, default=4, help="describing clients (default 4)")
     ap.add_argument("--seconds", type=float, default=15, help="seconds per phase (default 15)")
-    ap.add_argument("--every", type=float, default=0.5, help="seconds between deregistrations (default 0.5)")
+    ap.add_argument("--every", type=float, default=0.5, help="seconds between a writer's deregistrations (default 0.5)")
+    ap.add_argument("--writers", type=int, default=1,
+                    help="deregistering threads (default 1); with 2 or more, commits of the two workers land on "
+                         "top of each other's")
     ap.add_argument("--repeats", type=int, default=2, help="quiet/busy pairs per root (default 2)")
     ap.add_argument("--warm", type=float, default=20, help="seconds for the workers' background loads")
     ap.add_argument("--batch", type=int, default=10_000)
@@ -157,8 +170,8 @@ def main() -> None:
         for root in made:
             shutil.rmtree(root, ignore_errors=True)
 
-    print(f"\nlance-ns serve --workers 2, {args.clients} clients describing; busy: one deregistration every "
-          f"{args.every} s (goal: busy within {GOAL}x of quiet)")
+    print(f"\nlance-ns serve --workers 2, {args.clients} clients describing; busy: {args.writers} thread(s) each "
+          f"deregistering a table every {args.every} s (goal: busy within {GOAL}x of quiet)")
     base = results[1_000]
     for size, r in results.items():
         q, b = r["quiet"], r["busy"]
