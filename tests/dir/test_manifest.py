@@ -526,6 +526,13 @@ def test_a_compaction_plans_the_trailing_run_and_the_fragments_that_lost_many_ro
     assert compaction.plan([fragment(sealed, 1), fragment(20, 1)]) is None, "a few deleted rows are no reason"
     assert compaction.plan([fragment(sealed), fragment(7, 3)]) == [True, False]
     assert compaction.plan(fragments, everything=True) == [False] * 6
+    # shrunk fragments (deletions left them under half of SEALED_ROWS, a sealed one after them)
+    # are merged; the trailing run's young fragments after the newest sealed one are the counter's
+    half = sealed // 2
+    assert compaction.plan([fragment(sealed), fragment(half - 1), fragment(3), fragment(sealed), fragment(5),
+                            fragment(1)]) == [True, False, False, True, True, True]
+    assert compaction.plan([fragment(half - 1), fragment(sealed), fragment(half - 1)]) is None, "alone: no fewer"
+    assert compaction.plan([fragment(half - 1), fragment(sealed, share)]) == [False, False], "beside a rewrite"
 
 
 def test_a_namespaces_descendants_are_found_without_a_scan_of_the_manifest(tmp_path):
@@ -607,3 +614,54 @@ def test_what_a_writer_holds_is_what_a_reader_loads(tmp_path):
     assert writer.get("t$a").properties == {"a": "1", "b": "2"}
     assert writer.get("t$later").properties == {"z": "9"}
     assert writer.get("t$empty").properties is None and writer.get("t$none").properties is None
+
+
+def test_fragments_shrunk_by_deletions_are_merged(tmp_path, monkeypatch):
+    """Deletions shrink sealed fragments for good: one rewritten for its deletions holds fewer
+    rows, and the trailing run never reaches it past a sealed fragment.  Fragments deletions
+    left under half of SEALED_ROWS are merged with a shrunk neighbour, or into a neighbour's
+    rewrite, SHRUNK_MERGE_ROWS at most per compaction: the fragments stay about as many as
+    the rows held need, not as many as the rows ever held.  A fresh load and pylance read it."""
+    from lance.namespace import DirectoryNamespace
+
+    monkeypatch.setattr("lance_ns.impls.dir.compaction.SEALED_ROWS", 100)
+    monkeypatch.setattr("lance_ns.impls.dir.compaction.SHRUNK_MERGE_ROWS", 200)
+    rewritten = []
+    real = lance.fragment.write_fragments
+    monkeypatch.setattr(lance.fragment, "write_fragments",
+                        lambda rows, *a, **k: rewritten.append(rows.num_rows) or real(rows, *a, **k))
+    m = Manifest(str(tmp_path), {}, compact_every=0)
+    m.insert_many([Entry("ns", NAMESPACE)] + [Entry(f"ns$t{i:04d}", TABLE, f"t{i}.lance") for i in range(1, 1_000)])
+
+    def sizes():
+        return [f.count_rows() for f in lance.dataset(m.uri).get_fragments()]
+
+    def shrink(k: int) -> None:  # tables deregistered over time: 70 of the kth hundred, then a compaction
+        assert m.delete([f"ns$t{i:04d}" for i in range(100 * k + 1, 100 * k + 71)]) == 70
+        rewritten.clear()
+        m.compact()
+
+    assert sizes() == [100] * 10  # sealed fragments
+    merge = compaction._merge_shrunk
+    monkeypatch.setattr(compaction, "_merge_shrunk", lambda older, keep: None)  # (as before this rule)
+    for k in range(8):
+        shrink(k)
+    assert sizes() == [30] * 8 + [100] * 2, "each shrunk for good, none merged"
+    monkeypatch.setattr(compaction, "_merge_shrunk", merge)
+    rewritten.clear()
+    m.compact()
+    assert sizes() == [180, 30, 30, 100, 100] and rewritten == [180], "the first 200 rows' worth merged"
+    m.compact()
+    assert sizes() == [180, 60, 100, 100]
+    shrink(8)  # beside a fragment no longer shrunk (60): rewritten alone
+    assert sizes() == [180, 60, 30, 100]
+    assert m.delete([f"ns$t{i:04d}" for i in range(771, 781)]) == 10  # the 60 rows' fragment: rewritten for them
+    rewritten.clear()
+    m.compact()
+    assert sizes() == [180, 80, 100] and rewritten == [80], "its shrunk neighbour merged into its rewrite"
+    live = sorted(f"t{i:04d}" for i in range(1, 1_000)
+                  if (i % 100 == 0 or i % 100 > 70 or i >= 900) and not 771 <= i <= 780)
+    assert sorted(Manifest(str(tmp_path), {}).children("ns", TABLE)) == live
+    assert m.delete(["ns$t0075", "ns$t0950"]) == 2  # found where the merges put them
+    assert sorted(DirectoryNamespace(root=str(tmp_path)).list_tables(ListTablesRequest(id=["ns"])).tables) == \
+        [t for t in live if t not in ("t0075", "t0950")]

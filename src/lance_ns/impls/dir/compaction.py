@@ -7,7 +7,9 @@ with the number of entries, nor with deletions spread over the whole table.
 The trailing small fragments are merged like a binary counter (:func:`plan`: fragment
 sizes double towards the oldest, so a row is rewritten about log n times, and never again
 once its fragment holds ``SEALED_ROWS``); a fragment is rewritten for its deletions once
-``DIRTY_SHARE`` of its rows are gone (Lance's own default for materializing deletions).
+``DIRTY_SHARE`` of its rows are gone (Lance's own default for materializing deletions);
+fragments deletions shrank under half of ``SEALED_ROWS`` are merged with their neighbours
+(:func:`_merge_shrunk`), so the fragments stay as many as the rows held need.
 
 A compaction is written first (:func:`prepare`, the costly part: no lock held, so the
 namespace's writers go on meanwhile) and committed after (:meth:`Rewrite.commit`) as
@@ -45,6 +47,10 @@ from ... import storage
 SEALED_ROWS = 8_192
 #: the share of a fragment's rows deleted before a compaction rewrites it for them
 DIRTY_SHARE = 0.1
+#: rows of shrunk fragments (see :func:`plan`) one compaction merges at most, so that a root
+#: full of them (one grown before this rule, or after a mass deregistration) catches up over
+#: several compactions, each as costly as any other
+SHRUNK_MERGE_ROWS = 2 * SEALED_ROWS
 
 
 def file_path(data_file) -> str:
@@ -105,8 +111,9 @@ def plan(fragments: list, everything: bool = False) -> list[bool] | None:
     Rewritten: the trailing run (from the newest fragment back, an older one joins
     while it holds no more rows than those gathered after it and is not sealed: a
     binary counter), every fragment that lost DIRTY_SHARE of its rows (any fewer
-    deletions stay where they are, as Lance's deletion files), or, with
-    ``everything``, all of them."""
+    deletions stay where they are, as Lance's deletion files), shrunk fragments
+    beside each other or beside one rewritten anyway (:func:`_merge_shrunk`), or,
+    with ``everything``, all of them."""
     if everything:
         return [False] * len(fragments)
     keep = [not _worth_rewriting(f.metadata) for f in fragments]
@@ -120,7 +127,39 @@ def plan(fragments: list, everything: bool = False) -> list[bool] | None:
         run += 1
     if run == 1 and not _worth_rewriting(fragments[-1].metadata):
         keep[-1] = True  # one small fragment on its own: merging it changes nothing
+    # (the binary counter's young fragments come after the newest sealed one: not shrunk, growing)
+    newest_sealed = max((i for i, f in enumerate(fragments) if f.metadata.physical_rows >= SEALED_ROWS), default=0)
+    _merge_shrunk(fragments[:newest_sealed], keep)
     return None if all(keep) else keep
+
+
+def _merge_shrunk(older: list, keep: list[bool]) -> None:
+    """Mark for rewriting (in ``keep``) the shrunk fragments among ``older`` (those before the
+    newest sealed fragment) that a merge makes fewer: a fragment is shrunk when deletions left
+    it under half of SEALED_ROWS.  Deletions shrink sealed fragments for good (a rewrite for them
+    writes fewer rows, and nothing else merges them): under steady deregistrations a
+    namespace would keep a fragment for every SEALED_ROWS rows it ever held, not for every
+    SEALED_ROWS it holds, and every commit lists every fragment.  A run of two or more, or
+    one beside a fragment rewritten anyway, is rewritten with its neighbours (a run of
+    rewritten fragments becomes as few fragments as :func:`rows_per_file` makes of it),
+    up to SHRUNK_MERGE_ROWS rows per compaction."""
+    budget, i = SHRUNK_MERGE_ROWS, 0
+    while i < len(older):
+        if older[i].metadata.num_rows >= SEALED_ROWS // 2:
+            i += 1
+            continue
+        end = i
+        while end < len(older) and older[end].metadata.num_rows < SEALED_ROWS // 2:
+            end += 1
+        beside_a_rewrite = (i > 0 and not keep[i - 1]) or (end < len(keep) and not keep[end])
+        if end - i >= 2 or beside_a_rewrite:
+            for k in range(i, end):
+                rows = older[k].metadata.num_rows
+                if rows > budget:
+                    return
+                budget -= rows
+                keep[k] = False
+        i = end
 
 
 def first_rows(rows: pa.Table) -> pa.Table:
