@@ -526,6 +526,11 @@ def test_a_compaction_plans_the_trailing_run_and_the_fragments_that_lost_many_ro
     assert compaction.plan([fragment(sealed, 1), fragment(20, 1)]) is None, "a few deleted rows are no reason"
     assert compaction.plan([fragment(sealed), fragment(7, 3)]) == [True, False]
     assert compaction.plan(fragments, everything=True) == [False] * 6
+    # a sealed fragment that lost a few rows is still sealed: a trailing run that gathered
+    # more rows than it holds does not walk into it, nor on through the whole table
+    counter = [fragment(sealed // 2), fragment(sealed // 4), fragment(sealed // 4)]
+    planned = compaction.plan([fragment(sealed, 3), fragment(sealed, 5)] + counter)
+    assert planned == [True, True] + [False] * len(counter)
     # shrunk fragments (deletions left them under half of SEALED_ROWS, a sealed one after them)
     # are merged; the trailing run's young fragments after the newest sealed one are the counter's
     half = sealed // 2
@@ -665,3 +670,25 @@ def test_fragments_shrunk_by_deletions_are_merged(tmp_path, monkeypatch):
     assert m.delete(["ns$t0075", "ns$t0950"]) == 2  # found where the merges put them
     assert sorted(DirectoryNamespace(root=str(tmp_path)).list_tables(ListTablesRequest(id=["ns"])).tables) == \
         [t for t in live if t not in ("t0075", "t0950")]
+
+
+def test_a_sealed_fragment_that_lost_a_few_rows_stays_out_of_the_trailing_run(tmp_path, monkeypatch):
+    """A fragment is sealed by the rows it was written with: once a deregistration took one of
+    its rows, a trailing run that gathered as many rows must not take it in (and every other
+    sealed fragment that lost a row after it: a rewrite of the whole table, seen in a
+    simulation of 1M tables under churn, bench_fragments.py: every compaction rewrote 1M rows)."""
+    monkeypatch.setattr("lance_ns.impls.dir.compaction.SEALED_ROWS", 100)
+    rewritten = []
+    real = lance.fragment.write_fragments
+    monkeypatch.setattr(lance.fragment, "write_fragments",
+                        lambda rows, *a, **k: rewritten.append(rows.num_rows) or real(rows, *a, **k))
+    m = Manifest(str(tmp_path), {}, compact_every=0)
+    m.insert_many([Entry(f"big{i:04d}", TABLE, f"big{i}.lance") for i in range(1_000)])  # 10 sealed fragments
+    assert m.delete([f"big{i:04d}" for i in range(0, 1_000, 100)]) == 10  # one row of each
+    for i in range(16):  # appends of 10: the trailing run gathers 99 rows and more
+        m.insert_many([Entry(f"new{i:02d}{j}", TABLE, f"new{i}{j}.lance") for j in range(10)])
+        if i % 2:
+            rewritten.clear()
+            m.compact()
+            assert sum(rewritten) <= 2 * 100, (i, rewritten)
+    assert len(Manifest(str(tmp_path), {}).children("", TABLE)) == 1_000 - 10 + 160

@@ -120,7 +120,9 @@ def plan(fragments: list, everything: bool = False) -> list[bool] | None:
     gathered = run = 0
     for i in range(len(fragments) - 1, -1, -1):
         rows = fragments[i].metadata.num_rows
-        if rows >= SEALED_ROWS or (run and rows > gathered):
+        # sealed by the rows it was written with: one deletion must not unseal it (the run
+        # would then walk on through every fragment that lost a row: the whole table)
+        if fragments[i].metadata.physical_rows >= SEALED_ROWS or (run and rows > gathered):
             break
         keep[i] = False
         gathered += rows
