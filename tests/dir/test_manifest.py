@@ -209,7 +209,17 @@ def test_duplicates_present_compact_the_whole_table_in_order(tmp_path, monkeypat
     assert rows.column("location").to_pylist() == ["winner.lance"] and not fresh._duplicates
 
 
-def test_compaction_cost_does_not_grow_with_the_table(tmp_path, monkeypatch):
+@pytest.fixture
+def rewritten(monkeypatch) -> list[int]:
+    """The rows of each fragment write as it happens (what a compaction rewrites)."""
+    written: list[int] = []
+    real = lance.fragment.write_fragments
+    monkeypatch.setattr(lance.fragment, "write_fragments",
+                        lambda rows, *a, **k: written.append(rows.num_rows) or real(rows, *a, **k))
+    return written
+
+
+def test_compaction_cost_does_not_grow_with_the_table(tmp_path, monkeypatch, rewritten):
     """Sealed fragments are never rewritten: with 3 sealed fragments and 32 new rows,
     a compaction reads and writes the 32 rows (counted), not the table."""
     monkeypatch.setattr("lance_ns.impls.dir.compaction.SEALED_ROWS", 100)
@@ -218,10 +228,6 @@ def test_compaction_cost_does_not_grow_with_the_table(tmp_path, monkeypatch):
     m.compact()  # three fragments of 100 rows: sealed already, nothing to do
     for i in range(32):
         m.insert(Entry(f"new{i:02d}", TABLE, f"new{i}.lance"))
-    rewritten = []
-    real = lance.fragment.write_fragments
-    monkeypatch.setattr(lance.fragment, "write_fragments",
-                        lambda rows, *a, **k: rewritten.append(rows.num_rows) or real(rows, *a, **k))
     m.compact()
     assert rewritten == [32]
     ds = lance.dataset(m.uri)
@@ -621,7 +627,7 @@ def test_what_a_writer_holds_is_what_a_reader_loads(tmp_path):
     assert writer.get("t$empty").properties is None and writer.get("t$none").properties is None
 
 
-def test_fragments_shrunk_by_deletions_are_merged(tmp_path, monkeypatch):
+def test_fragments_shrunk_by_deletions_are_merged(tmp_path, monkeypatch, rewritten):
     """Deletions shrink sealed fragments for good: one rewritten for its deletions holds fewer
     rows, and the trailing run never reaches it past a sealed fragment.  Fragments deletions
     left under half of SEALED_ROWS are merged with a shrunk neighbour, or into a neighbour's
@@ -631,10 +637,6 @@ def test_fragments_shrunk_by_deletions_are_merged(tmp_path, monkeypatch):
 
     monkeypatch.setattr("lance_ns.impls.dir.compaction.SEALED_ROWS", 100)
     monkeypatch.setattr("lance_ns.impls.dir.compaction.SHRUNK_MERGE_ROWS", 200)
-    rewritten = []
-    real = lance.fragment.write_fragments
-    monkeypatch.setattr(lance.fragment, "write_fragments",
-                        lambda rows, *a, **k: rewritten.append(rows.num_rows) or real(rows, *a, **k))
     m = Manifest(str(tmp_path), {}, compact_every=0)
     m.insert_many([Entry("ns", NAMESPACE)] + [Entry(f"ns$t{i:04d}", TABLE, f"t{i}.lance") for i in range(1, 1_000)])
 
@@ -672,16 +674,12 @@ def test_fragments_shrunk_by_deletions_are_merged(tmp_path, monkeypatch):
         [t for t in live if t not in ("t0075", "t0950")]
 
 
-def test_a_sealed_fragment_that_lost_a_few_rows_stays_out_of_the_trailing_run(tmp_path, monkeypatch):
+def test_a_sealed_fragment_that_lost_a_few_rows_stays_out_of_the_trailing_run(tmp_path, monkeypatch, rewritten):
     """A fragment is sealed by the rows it was written with: once a deregistration took one of
     its rows, a trailing run that gathered as many rows must not take it in (and every other
     sealed fragment that lost a row after it: a rewrite of the whole table, seen in a
     simulation of 1M tables under churn, bench_fragments.py: every compaction rewrote 1M rows)."""
     monkeypatch.setattr("lance_ns.impls.dir.compaction.SEALED_ROWS", 100)
-    rewritten = []
-    real = lance.fragment.write_fragments
-    monkeypatch.setattr(lance.fragment, "write_fragments",
-                        lambda rows, *a, **k: rewritten.append(rows.num_rows) or real(rows, *a, **k))
     m = Manifest(str(tmp_path), {}, compact_every=0)
     m.insert_many([Entry(f"big{i:04d}", TABLE, f"big{i}.lance") for i in range(1_000)])  # 10 sealed fragments
     assert m.delete([f"big{i:04d}" for i in range(0, 1_000, 100)]) == 10  # one row of each
