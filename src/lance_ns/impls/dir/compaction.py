@@ -40,7 +40,8 @@ import pyarrow as pa
 
 from ... import storage
 
-#: a fragment of this many rows is not merged again: a compaction rewrites about this
+#: a fragment written with this many rows (deletions since do not count) is not merged
+#: again, only rewritten for its deletions (DIRTY_SHARE): a compaction rewrites about this
 #: many rows, and up to twice this many per fragment with many deleted rows (appends and
 #: rewrites write fragments of SEALED_ROWS to twice that: rows_per_file), whatever the
 #: number of tables
