@@ -21,6 +21,7 @@ declared (the price).
 from __future__ import annotations
 
 import argparse
+import itertools
 import random
 from types import SimpleNamespace
 
@@ -62,22 +63,18 @@ def simulate(tables: int, churn: int, steps: int, merge_shrunk: bool, seed: int)
             keep = compaction.plan([f.planned() for f in fragments])
             if keep is None:
                 continue
-            kept, i = [], 0
-            while i < len(fragments):
-                if keep[i]:
-                    kept.append(fragments[i])
-                    i += 1
+            after = []
+            for kept, run in itertools.groupby(zip(fragments, keep), key=lambda pair: pair[1]):
+                run = [f for f, _ in run]
+                if kept:
+                    after += run
                     continue
-                end = i
-                while end < len(fragments) and not keep[end]:
-                    end += 1
-                rows = [row for f in fragments[i:end] for row in f.live]
+                rows = [row for f in run for row in f.live]  # a run rewritten as prepare() writes it
                 rewritten += len(rows)
-                if rows:  # as prepare() writes a run: no more fragments than it had
-                    per_file = max(compaction.rows_per_file(len(rows)), -(-len(rows) // (end - i)))
-                    kept += [_Fragment(rows[k:k + per_file], where) for k in range(0, len(rows), per_file)]
-                i = end
-            fragments = kept
+                if rows:
+                    per_file = compaction.rows_per_rewritten_file(len(rows), len(run))
+                    after += [_Fragment(rows[k:k + per_file], where) for k in range(0, len(rows), per_file)]
+            fragments = after
     finally:
         compaction._merge_shrunk = plain
     sizes = sorted(len(f.live) for f in fragments)

@@ -100,6 +100,25 @@ def rows_per_file(rows: int) -> int:
     return -(-rows // files)
 
 
+def rows_per_rewritten_file(rows: int, fragments: int) -> int:
+    """The ``max_rows_per_file`` of the rewrite of a run of ``fragments`` holding ``rows``:
+    as :func:`rows_per_file`, but never more fragments than the run had (each written
+    fragment takes one of the run's ids)."""
+    return max(rows_per_file(rows), -(-rows // fragments))
+
+
+def _sealed(meta) -> bool:
+    """Whether a fragment was written with SEALED_ROWS rows or more (deletions since do not
+    unseal it: a trailing run would then walk on through every fragment that lost a row,
+    the whole table)."""
+    return meta.physical_rows >= SEALED_ROWS
+
+
+def _shrunk(meta) -> bool:
+    """Whether deletions (or the rewrite for them) left a fragment under half of SEALED_ROWS."""
+    return meta.num_rows < SEALED_ROWS // 2
+
+
 def _worth_rewriting(meta) -> bool:
     """Whether a fragment has lost DIRTY_SHARE of its rows to deletions."""
     return meta.deletion_file is not None and meta.num_rows <= (1 - DIRTY_SHARE) * meta.physical_rows
@@ -121,9 +140,7 @@ def plan(fragments: list, everything: bool = False) -> list[bool] | None:
     gathered = run = 0
     for i in range(len(fragments) - 1, -1, -1):
         rows = fragments[i].metadata.num_rows
-        # sealed by the rows it was written with: one deletion must not unseal it (the run
-        # would then walk on through every fragment that lost a row: the whole table)
-        if fragments[i].metadata.physical_rows >= SEALED_ROWS or (run and rows > gathered):
+        if _sealed(fragments[i].metadata) or (run and rows > gathered):
             break
         keep[i] = False
         gathered += rows
@@ -131,7 +148,7 @@ def plan(fragments: list, everything: bool = False) -> list[bool] | None:
     if run == 1 and not _worth_rewriting(fragments[-1].metadata):
         keep[-1] = True  # one small fragment on its own: merging it changes nothing
     # (the binary counter's young fragments come after the newest sealed one: not shrunk, growing)
-    newest_sealed = max((i for i, f in enumerate(fragments) if f.metadata.physical_rows >= SEALED_ROWS), default=0)
+    newest_sealed = max((i for i, f in enumerate(fragments) if _sealed(f.metadata)), default=0)
     _merge_shrunk(fragments[:newest_sealed], keep)
     return None if all(keep) else keep
 
@@ -144,15 +161,15 @@ def _merge_shrunk(older: list, keep: list[bool]) -> None:
     namespace would keep a fragment for every SEALED_ROWS rows it ever held, not for every
     SEALED_ROWS it holds, and every commit lists every fragment.  A run of two or more, or
     one beside a fragment rewritten anyway, is rewritten with its neighbours (a run of
-    rewritten fragments becomes as few fragments as :func:`rows_per_file` makes of it),
+    rewritten fragments becomes as few fragments as :func:`rows_per_rewritten_file` makes of it),
     up to SHRUNK_MERGE_ROWS rows per compaction."""
     budget, i = SHRUNK_MERGE_ROWS, 0
     while i < len(older):
-        if older[i].metadata.num_rows >= SEALED_ROWS // 2:
+        if not _shrunk(older[i].metadata):
             i += 1
             continue
         end = i
-        while end < len(older) and older[end].metadata.num_rows < SEALED_ROWS // 2:
+        while end < len(older) and _shrunk(older[end].metadata):
             end += 1
         beside_a_rewrite = (i > 0 and not keep[i - 1]) or (end < len(keep) and not keep[end])
         if end - i >= 2 or beside_a_rewrite:
@@ -247,11 +264,11 @@ def prepare(ds, uri: str, storage_options: dict | None, duplicates: bool) -> Rew
             rows = ds.scanner(fragments=run, scan_in_order=True).to_table()
             rows = first_rows(rows) if duplicates else rows
             written = []
-            if rows.num_rows:  # no more fragments than the run had: each takes one of its ids
-                per_file = max(rows_per_file(rows.num_rows), -(-rows.num_rows // len(run)))
+            if rows.num_rows:
                 written = lance.fragment.write_fragments(
                     rows, uri, schema=ds.schema, data_storage_version=ds.data_storage_version,
-                    max_rows_per_file=per_file, storage_options=storage_options)
+                    max_rows_per_file=rows_per_rewritten_file(rows.num_rows, len(run)),
+                    storage_options=storage_options)
             done.runs.append(([f.fragment_id for f in run], written, rows.column("object_id")))
     except BaseException:
         done.discard()
