@@ -41,41 +41,38 @@ _server = None
 _endpoint: str | None = None
 
 
-def _atomic_conditional_puts() -> None:
-    """S3's conditional PUT as one step in moto (see the module docstring)."""
-    from moto.s3.responses import S3Response
-
-    if getattr(S3Response.put_object, "_lance_ns_atomic", False):
+def _one_step(cls, name: str, guard: threading.Lock, when=lambda self: True) -> None:
+    """``cls.name`` run under ``guard`` (where ``when(self)``): one step, as the real service
+    decides it.  Wrapped once per process: a method already wrapped is left as it is."""
+    plain = getattr(cls, name)
+    if getattr(plain, "_lance_ns_atomic", False):
         return
-    plain = S3Response.put_object
-    guard = threading.Lock()
 
-    def put_object(self, *args, **kwargs):
-        if self.headers.get("If-None-Match") or self.headers.get("If-Match"):
+    def method(self, *args, **kwargs):
+        if when(self):
             with guard:
                 return plain(self, *args, **kwargs)
         return plain(self, *args, **kwargs)
 
-    put_object._lance_ns_atomic = True
-    S3Response.put_object = put_object
+    method._lance_ns_atomic = True
+    setattr(cls, name, method)
+
+
+def _atomic_conditional_puts() -> None:
+    """S3's conditional PUT as one step in moto (see the module docstring)."""
+    from moto.s3.responses import S3Response
+
+    _one_step(S3Response, "put_object", threading.Lock(),
+              when=lambda response: response.headers.get("If-None-Match") or response.headers.get("If-Match"))
 
 
 def _atomic_glue_creates() -> None:
     """Glue's create-if-absent as one step in moto (see the module docstring)."""
     from moto.glue.models import GlueBackend
 
-    guard = threading.Lock()
+    guard = threading.Lock()  # (one for both: a table's create checks its database too)
     for name in ("create_table", "create_database"):
-        plain = getattr(GlueBackend, name)
-        if getattr(plain, "_lance_ns_atomic", False):
-            continue
-
-        def create(self, *args, _plain=plain, **kwargs):
-            with guard:
-                return _plain(self, *args, **kwargs)
-
-        create._lance_ns_atomic = True
-        setattr(GlueBackend, name, create)
+        _one_step(GlueBackend, name, guard)
 
 
 def _start() -> str:
