@@ -124,6 +124,7 @@ def test_workers_read_each_others_deletes_and_compactions_by_the_fragments_chang
     answer pylance gets, from either worker, and pylance's own DirectoryNamespace over the root,
     agree with what was done."""
     import lance
+    import pyarrow as pa
     from lance.namespace import DirectoryNamespace, RestNamespace
     from lance_namespace import (DeclareTableRequest, DeregisterTableRequest, DescribeTableRequest,
                                  ListTablesRequest, TableExistsRequest)
@@ -162,7 +163,7 @@ def test_workers_read_each_others_deletes_and_compactions_by_the_fragments_chang
                 clients[(i + 1) % len(clients)].declare_table(DeclareTableRequest(id=["db", f"new{i}"]))
         new = [f"new{i}" for i in range(0, GONE, 100)]
         # pylance writes a table with data through the server (its own commit into its own directory)
-        lance.write_dataset(pa_rows(), namespace_client=clients[0], table_id=["db", "written"], mode="create")
+        lance.write_dataset(pa.table({"a": [1, 2, 3]}), namespace_client=clients[0], table_id=["db", "written"], mode="create")
         assert _answered_by_both(metrics_dir, "DeregisterTable", before, workers), \
             "the deregistrations must be spread over both workers, so that each reads the other's"
 
@@ -203,9 +204,3 @@ def test_workers_read_each_others_deletes_and_compactions_by_the_fragments_chang
     deletes = [line for line in changed if re.search(r"\(1 gone, 1 new\): 1 entries dropped, 0 added", line)]
     assert compactions and deletes, "each worker reads the other's changes by the fragments changed:\n" + \
         "\n".join(changed[:50])
-
-
-def pa_rows():
-    import pyarrow as pa
-
-    return pa.table({"a": [1, 2, 3]})

@@ -296,7 +296,9 @@ def _change_or_why(loaded, gone: list, ds, new: list, held: Entries, where: dict
         change = _read_change(loaded, gone, ds, new, held, where)
     except Exception as e:  # noqa: BLE001 - a cleanup removed files of the newer version too
         return f"reading the change failed: {e}"
-    return change or "the rows read are not the rows held, or a duplicate came with replaced fragments"
+    if change is None:
+        return "the rows read are not the rows held, or a duplicate came with replaced fragments"
+    return change
 
 
 def _read_change(loaded, gone: list, ds, new: list, held: Entries, where: dict[str, str]) -> _Change | None:
@@ -315,11 +317,8 @@ def _read_change(loaded, gone: list, ds, new: list, held: Entries, where: dict[s
         if not _is_missing(e):
             raise
         was = _held_in(gone, where)
-        if was is None:
-            return None
-    else:
-        if list(map(where.get, was)) != list(was.values()):
-            return None
+    if was is None or list(map(where.get, was)) != list(was.values()):
+        return None
     gone_files = {compaction.files_of(f) for f in gone}
     trimmed, written = [], []
     for f in new:
