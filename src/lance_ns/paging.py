@@ -11,8 +11,11 @@ import base64
 import binascii
 import bisect
 import json
+import threading
+import time
 from abc import ABC, abstractmethod
-from typing import Iterator, Sequence
+from collections import OrderedDict
+from typing import Callable, Hashable, Iterator, Sequence
 
 from .errors import InternalError, InvalidInputError
 
@@ -32,6 +35,58 @@ class SortedNames(ABC):
 
     @abstractmethod
     def __len__(self) -> int: ...
+
+
+#: how long a listing read whole for one page serves the continuation pages after it
+CONTINUATION_TTL = 30.0
+
+
+class ContinuationListings:
+    """Sorted listings read whole for a page, kept for the continuation pages that follow.
+
+    For a backend whose service cannot start a listing at a name (Glue's GetTables; the
+    directory namespace keeps an object store's root listing its own way, for as long):
+    without it every page of an enumeration reads the whole listing again, N / limit times.  A first page (no token) always reads afresh; a
+    continuation page within ``ttl`` seconds of that read reuses it, so the pages of one
+    enumeration come from one listing.  :meth:`forget` (this process's own writes to the
+    key) makes the next page read afresh.  Another process's writes are seen by the next
+    first page, or by a continuation page once ``ttl`` has passed.
+    """
+
+    def __init__(self, ttl: float = CONTINUATION_TTL, keep_names: int = 1_000_000):
+        self.ttl, self.keep_names = ttl, keep_names  # (a million names: ~70 MB; the newest is kept whatever its size)
+        self._listings: OrderedDict[Hashable, tuple[float, list[str]]] = OrderedDict()
+        self._held = 0  # names held, over all listings
+        self._forgets = 0  # a read that a forget overtook is not kept (it may predate the write)
+        self._lock = threading.Lock()
+
+    def names(self, key: Hashable, continuation: bool, read: Callable[[], list[str]]) -> list[str]:
+        now = time.monotonic()
+        with self._lock:
+            held = self._listings.get(key)
+            if continuation and held is not None and now - held[0] < self.ttl:
+                self._listings.move_to_end(key)
+                return held[1]
+            forgets = self._forgets
+        names = read()
+        with self._lock:
+            if forgets == self._forgets:
+                self._drop(key)
+                self._listings[key] = (now, names)
+                self._held += len(names)
+                while self._held > self.keep_names and len(self._listings) > 1:
+                    self._drop(next(iter(self._listings)))  # the least recently used
+        return names
+
+    def forget(self, key: Hashable) -> None:
+        with self._lock:
+            self._forgets += 1
+            self._drop(key)
+
+    def _drop(self, key: Hashable) -> None:
+        held = self._listings.pop(key, None)
+        if held is not None:
+            self._held -= len(held[1])
 
 
 def check_limit(limit: object) -> int | None:

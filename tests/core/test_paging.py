@@ -5,7 +5,8 @@ from lance_namespace.errors import InvalidInputError
 
 from types import SimpleNamespace
 
-from lance_ns.paging import page_by_loading, page_by_service, page_of_sorted, paginate
+from lance_ns import paging
+from lance_ns.paging import ContinuationListings, page_by_loading, page_by_service, page_of_sorted, paginate
 
 
 def enumerate_all(items, limit):
@@ -121,3 +122,59 @@ def test_loaded_pages_cover_every_accepted_name_once_in_order(names, limit):
     assert _enumerate(lambda n, t: page_by_loading(sorted(names), n, t, load, lambda i: i.lance), limit) == want
     first = page_by_loading(sorted(names), limit, None, lambda b: [items[n] for n in b], lambda i: i.lance)
     assert first[0] == want[:limit]
+
+
+# -- listings kept for continuation pages (Glue) -----------------------------------------
+
+class Reads:
+    """A listing source that counts its reads and can run a write in the middle of one."""
+
+    def __init__(self):
+        self.count, self.names, self.during = 0, ["a", "b"], None
+
+    def __call__(self):
+        self.count += 1
+        seen = list(self.names)
+        if self.during:
+            self.during()
+        return seen
+
+
+def test_a_continuation_page_reuses_the_listing_a_first_page_read(monkeypatch):
+    now = [100.0]
+    monkeypatch.setattr(paging.time, "monotonic", lambda: now[0])
+    kept, read = ContinuationListings(ttl=30), Reads()
+    assert kept.names("ns", False, read) == ["a", "b"] and read.count == 1
+    read.names = ["a", "b", "c"]  # another process's write: a continuation page does not see it yet
+    assert kept.names("ns", True, read) == ["a", "b"] and read.count == 1
+    assert kept.names("ns", False, read) == ["a", "b", "c"] and read.count == 2  # a first page reads afresh
+    now[0] += 31  # too old for a continuation page
+    read.names = ["a"]
+    assert kept.names("ns", True, read) == ["a"] and read.count == 3
+    assert kept.names("other", True, read) == ["a"] and read.count == 4  # nothing kept for it: read
+
+
+def test_a_write_in_this_process_is_seen_by_the_next_page_even_mid_read():
+    kept, read = ContinuationListings(), Reads()
+    kept.names("ns", False, read)
+    read.names = ["a", "b", "c"]
+    kept.forget("ns")
+    assert kept.names("ns", True, read) == ["a", "b", "c"]
+    # a write that lands while a page reads: that read (maybe from before it) is not kept
+    read.names = ["a", "b", "c", "d"]
+    read.during = lambda: kept.forget("ns")
+    assert kept.names("ns", False, read) == ["a", "b", "c", "d"]
+    read.during, n = None, read.count
+    kept.names("ns", True, read)
+    assert read.count == n + 1
+
+
+def test_the_listings_kept_are_bounded_by_their_names_the_newest_always_kept():
+    kept = ContinuationListings(keep_names=5)
+    for key, size in (("x", 2), ("y", 2), ("z", 3)):
+        kept.names(key, False, lambda: [str(i) for i in range(size)])
+    assert list(kept._listings) == ["y", "z"] and kept._held == 5
+    kept.names("big", False, lambda: [str(i) for i in range(9)])
+    assert list(kept._listings) == ["big"] and kept._held == 9
+    kept.forget("big")
+    assert not kept._listings and kept._held == 0

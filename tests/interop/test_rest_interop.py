@@ -91,6 +91,47 @@ def test_pylance_client_writes_and_reads_through_our_server(ours):
         ns.describe_table(DescribeTableRequest(id=tid))
 
 
+@pytest.mark.slow  # a moto server
+def test_pylance_client_pages_through_our_server_over_glue(tmp_path):
+    """pylance's Rust client enumerates a Glue database (moto) in pages through our server,
+    declaring and deregistering between pages: the pages after a write show it, and an
+    enumeration reads the database from Glue once, not once a page (Glue's GetTables
+    cannot start at a name: the continuation pages reuse the first page's listing)."""
+    from lance_namespace import DeclareTableRequest, DeregisterTableRequest
+
+    from tests.conformance.backends.glue import _start as glue_on_moto
+
+    with glue_on_moto(tmp_path) as ctx, ctx.connect() as glue, run_server_in_thread(glue) as srv:
+        calls = []
+        glue.glue.meta.events.register("before-call.glue.GetTables", lambda **_: calls.append(1))
+        client = lance.namespace.RestNamespace(uri=srv.url)
+        client.create_namespace(CreateNamespaceRequest(id=["db"]))
+        names = [f"t{i:02d}" for i in range(10)]
+        for name in names:
+            client.declare_table(DeclareTableRequest(id=["db", name]))
+
+        def enumerate_pages(between=None):
+            listed, token, pages = [], None, 0
+            while True:
+                page = client.list_tables(ListTablesRequest(id=["db"], limit=3, page_token=token))
+                listed, token, pages = listed + page.tables, page.page_token, pages + 1
+                if not token:
+                    return listed, pages
+                if between and pages == 1:
+                    between()
+
+        calls.clear()
+        assert enumerate_pages() == (names, 4)
+        assert len(calls) == 1, f"4 pages read the database {len(calls)} times"
+
+        def write():
+            client.declare_table(DeclareTableRequest(id=["db", "t05a"]))
+            client.deregister_table(DeregisterTableRequest(id=["db", "t07"]))
+
+        listed, _ = enumerate_pages(between=write)
+        assert listed == names[:6] + ["t05a"] + names[6:7] + names[8:]
+
+
 def test_pylance_client_authenticates_with_headers(tmp_path):
     backend = serving_backend(str(tmp_path / "auth-lake"))
     with run_server_in_thread(backend, auth_token="tok-1", api_keys=["key-1"]) as srv:

@@ -58,7 +58,7 @@ CONTRACT: dict[str, str] = {
     "_swap_tables_properties": "the same over several tables at once (BatchCreateTableVersions, BatchCommitTables)",
     "_lance_table_names": "sorted Lance table names of a namespace from an index, without table objects",
     "_lance_table_page": "one page of them reading only the page's tables (names, then the page's objects; "
-                         "or the service's own pages)",
+                         "or the service's own pages; or a listing read whole, kept for the continuation pages)",
     "_remove_entry": "remove a table's entry (a drop's or a deregistration's)",
     "_drop_table_object": "DropTable's order of entry and data (default: entry first, then data it owns)",
     "_drop_checked": "DropNamespace once checked (default: children, tables, then the namespace)",

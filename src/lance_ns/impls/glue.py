@@ -43,6 +43,7 @@ STS needs ``catalog_id`` set to name multi-level catalogs.
 from __future__ import annotations
 
 import datetime
+import functools
 import threading
 from typing import Any, Iterator
 
@@ -69,6 +70,7 @@ from ..errors import (
     UnsupportedOperationError,
 )
 from ..identifiers import to_string
+from ..paging import ContinuationListings, paginate
 
 EXTERNAL_TABLE = "EXTERNAL_TABLE"
 NAMESPACE_TYPE_KEY = "glue.namespace_type"
@@ -128,6 +130,20 @@ def _conflict(exc: Exception) -> bool:
     return _code(exc) == "ConcurrentModificationException"
 
 
+def _forgets_listing(write):
+    """A write to a namespace's tables: the listing kept for its continuation pages is
+    dropped once it is done (once done: a listing read while it ran is not kept either)."""
+
+    @functools.wraps(write)
+    def wrapper(self, ns, *args):
+        try:
+            return write(self, ns, *args)
+        finally:
+            self._listings.forget(tuple(ns))
+
+    return wrapper
+
+
 class GlueNamespace(CatalogNamespace):
     lance_table_kind = EXTERNAL_TABLE
     supports_cascade = False  # the spec: RESTRICT only
@@ -140,6 +156,7 @@ class GlueNamespace(CatalogNamespace):
         # remembered per process (each probe costs botocore's retries of a 500)
         self._catalog_api: bool | None = False if self.prop("endpoint") in _NO_CATALOG_API else None
         self._lock = threading.Lock()
+        self._listings = ContinuationListings()  # see _lance_table_page
         try:
             self._boto = self._session()
             self.glue = self._boto.client("glue", endpoint_url=self.prop("endpoint"), config=self._config())
@@ -330,6 +347,7 @@ class GlueNamespace(CatalogNamespace):
                 raise NamespaceAlreadyExistsError(f"namespace {to_string(ns)!r} already exists") from e
             raise
 
+    @_forgets_listing
     def _drop_namespace(self, ns):
         kind = self._kind(ns)
         if kind is None:
@@ -374,6 +392,16 @@ class GlueNamespace(CatalogNamespace):
                 return []  # a catalog (not a database): no tables
             raise
 
+    def _lance_table_page(self, ns, limit, page_token, keep=None):
+        """GetTables cannot start at a name and promises no order, so a sorted page reads
+        the whole database (the spec: "sort the results and apply pagination"); the
+        continuation pages after it reuse that listing instead of reading it again, so an
+        enumeration in pages reads the database once, not once a page."""
+        if keep is not None:  # (include_declared=false judges each table's storage: not kept)
+            return super()._lance_table_page(ns, limit, page_token, keep)
+        names = self._listings.names(tuple(ns), bool(page_token), lambda: self._lance_table_names(ns))
+        return paginate(names, limit, page_token)
+
     def _get_table(self, ns, name):
         if len(ns) > 1 and self._catalog_api is False:
             return None
@@ -393,6 +421,7 @@ class GlueNamespace(CatalogNamespace):
             "StorageDescriptor": {"Location": table.location or ""},
         }
 
+    @_forgets_listing
     def _create_table(self, ns, table):
         try:
             self.glue.create_table(TableInput=self._table_input(table), **self._table_kw(ns))
@@ -408,6 +437,7 @@ class GlueNamespace(CatalogNamespace):
                 raise NamespaceNotFoundError(f"namespace {to_string(ns)!r} does not exist") from e
             raise
 
+    @_forgets_listing
     def _replace_table(self, ns, table):
         try:  # one atomic UpdateTable rather than delete + create
             self.glue.update_table(TableInput=self._table_input(table), **self._table_kw(ns))
@@ -439,6 +469,7 @@ class GlueNamespace(CatalogNamespace):
             raise
         return True
 
+    @_forgets_listing
     def _delete_table(self, ns, name):
         try:
             self.glue.delete_table(Name=name, **self._table_kw(ns))

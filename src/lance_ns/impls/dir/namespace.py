@@ -72,6 +72,7 @@ from ...errors import (
 )
 from ...identifiers import name_problem, split_table_id, to_string
 from ...modes import DropBehavior
+from ...paging import CONTINUATION_TTL
 from .layout import (
     DEREGISTERED,
     ID_DELIMITER,
@@ -89,8 +90,6 @@ from .manifest import NAMESPACE, TABLE, Entry, Exists, Manifest
 
 log = logging.getLogger(__name__)
 
-#: how long a remote root listing is reused for continuation pages
-_REMOTE_LISTING_TTL = 30.0
 #: a nested table's directory as pylance names it: ``<8 hex>_<object id>``
 _NESTED_DIR = re.compile(r"^[0-9a-f]{8}_(?P<oid>.+)$")
 
@@ -303,7 +302,7 @@ class DirectoryNamespace(CatalogNamespace):
         if cached and cached[0] == mversion:
             if self.local and cached[1] == key:
                 return cached[3], cached[4]
-            if not self.local and (now - cached[2] < (_REMOTE_LISTING_TTL if continuation else 1.0)):
+            if not self.local and (now - cached[2] < (CONTINUATION_TTL if continuation else 1.0)):
                 return cached[3], cached[4]
         refuse_blocking("listing the root directory")
         with self._listing_lock:
