@@ -91,7 +91,9 @@ def test_the_fast_http_stack_is_used_and_logged_with_a_fallback(monkeypatch, cap
         with run_server_in_thread(ns, uvicorn_options=options, log_requests=False) as server:
             assert httpx.get(f"{server.url}/v1/namespace/%24/list", timeout=60).status_code == 200
             loop = type(server.server.servers[0].get_loop()).__module__.split(".")[0]
-            parser = server.server.config.http_protocol_class.__name__
+            # (lance_ns.server.protocols subclasses uvicorn's: the parser is the uvicorn class it extends)
+            parser = next(c.__name__ for c in server.server.config.http_protocol_class.__mro__
+                          if c.__module__.startswith("uvicorn."))
         want_loop, want_http = expected[case]
         assert (loop, parser) == (want_loop, {"httptools": "HttpToolsProtocol", "h11": "H11Protocol"}[want_http])
         assert f"on the {want_loop} event loop with the {want_http} HTTP parser" in caplog.text

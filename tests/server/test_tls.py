@@ -3,7 +3,9 @@ requires client certificates; the rest client's tls.* properties (pylance's name
 
 from __future__ import annotations
 
+import socket
 import ssl
+import time
 import types
 
 import httpx
@@ -109,3 +111,21 @@ def test_lance_ns_serve_over_tls_end_to_end_with_the_cli_and_pylance(certs, cli,
         nocert = cli("namespace", "list", "--impl", "rest", "--prop", f"uri={served.url}",
                      "--prop", f"tls.ssl_ca_cert={certs.ca}", "--prop", "max_retries=0")
         assert nocert.rc != 0
+
+
+@pytest.mark.parametrize("extra", [[], ["--http", "h11"], ["--workers", "2"]], ids=["auto", "h11", "workers"])
+def test_an_idle_tls_client_does_not_hold_the_shutdown(certs, tmp_path, extra):
+    """An idle keep-alive TLS connection whose client reads nothing (a pooled Python client
+    between calls) answered no close_notify, and SIGTERM waited asyncio's 30 s for it (the
+    whole default grace period); it is aborted at once now (server/protocols.py)."""
+    args = ["--impl", "dir", "--prop", f"root={tmp_path / 'lake'}", "--tls-cert", certs.server_cert,
+            "--tls-key", certs.server_key, "--log-level", "warning", *extra]
+    verify = ssl.create_default_context(cafile=str(certs.ca))
+    with lance_ns_serve([str(a) for a in args], scheme="https", verify=verify) as served:
+        port = int(served.url.rsplit(":", 1)[1])
+        with verify.wrap_socket(socket.create_connection(("127.0.0.1", port)), server_hostname="127.0.0.1") as idle:
+            idle.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert idle.recv(4096).startswith(b"HTTP/1.1 200")
+            started = time.monotonic()
+            served.stop()
+            assert served.proc.returncode is not None and time.monotonic() - started < 10

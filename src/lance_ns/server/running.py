@@ -13,6 +13,7 @@ from lance_namespace import LanceNamespace
 
 from .app import create_app
 from .logs import configure_logging, log_http_stack
+from .protocols import http_protocol
 
 
 def _as_app(target: Any, **app_options: Any):
@@ -28,6 +29,7 @@ def _config(app, host: str, log_level: str, **uvicorn_options: Any) -> uvicorn.C
         timeout_keep_alive=30,
     )
     options.update(uvicorn_options)
+    options["http"] = http_protocol(options.get("http", "auto"))
     return uvicorn.Config(app, **options)
 
 

@@ -17,6 +17,7 @@ import json
 import os
 import tempfile
 
+from .protocols import http_protocol
 from .settings import ServerSettings
 
 #: the serialized worker configuration (JSON), set by the parent process
@@ -65,4 +66,5 @@ def serve_workers(workers: int, opener: dict, *, host: str, port: int, log_level
         # uvicorn's 5 s would kill and restart it, over and over
         options["timeout_worker_healthcheck"] = WORKER_HEALTHCHECK_SECONDS
     options.update(uvicorn_options)
+    options["http"] = http_protocol(options.get("http", "auto"))
     uvicorn.run("lance_ns.server.workers:app_factory", **options)
