@@ -46,15 +46,18 @@ class ContinuationListings:
 
     For a backend whose service cannot start a listing at a name (Glue's GetTables; the
     directory namespace keeps an object store's root listing its own way, for as long):
-    without it every page of an enumeration reads the whole listing again, N / limit times.  A first page (no token) always reads afresh; a
-    continuation page within ``ttl`` seconds of that read reuses it, so the pages of one
-    enumeration come from one listing.  :meth:`forget` (this process's own writes to the
+    without it every page of an enumeration reads the whole listing again, N / limit
+    times.  A first page (no token) always reads afresh; a continuation page within
+    ``ttl`` seconds of that read reuses it, so the pages of one enumeration come from one
+    listing.  :meth:`forget` (this process's own writes to the
     key) makes the next page read afresh.  Another process's writes are seen by the next
     first page, or by a continuation page once ``ttl`` has passed.
     """
 
     def __init__(self, ttl: float = CONTINUATION_TTL, keep_names: int = 1_000_000):
-        self.ttl, self.keep_names = ttl, keep_names  # (a million names: ~70 MB; the newest is kept whatever its size)
+        # the bound is in names, not listings (a million short names: tens of MB); the
+        # newest listing is kept whatever its size
+        self.ttl, self.keep_names = ttl, keep_names
         self._listings: OrderedDict[Hashable, tuple[float, list[str]]] = OrderedDict()
         self._held = 0  # names held, over all listings
         self._forgets = 0  # a read that a forget overtook is not kept (it may predate the write)
