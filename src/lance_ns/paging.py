@@ -49,9 +49,9 @@ class ContinuationListings:
     without it every page of an enumeration reads the whole listing again, N / limit
     times.  A first page (no token) always reads afresh; a continuation page within
     ``ttl`` seconds of that read reuses it, so the pages of one enumeration come from one
-    listing.  :meth:`forget` (this process's own writes to the
-    key) makes the next page read afresh.  Another process's writes are seen by the next
-    first page, or by a continuation page once ``ttl`` has passed.
+    listing.  :meth:`forget` (this process's own writes to the key) makes the next page
+    read afresh.  Another process's writes are seen by the next first page, or by a
+    continuation page once ``ttl`` has passed.
     """
 
     def __init__(self, ttl: float = CONTINUATION_TTL, keep_names: int = 1_000_000):

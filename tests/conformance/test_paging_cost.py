@@ -31,21 +31,28 @@ WHOLE_LISTINGS = {
 }
 
 
-def test_a_page_reads_only_the_tables_it_needs(scope, request, monkeypatch):
+def _tables_judged(scope, monkeypatch) -> tuple[list[str], list[str]]:
+    """On a catalog backend (others skip): TABLES tables declared out of order, and the list
+    the names of the table objects a listing judges from then on go to."""
     c = scope.client
     if not isinstance(c, CatalogNamespace) or c.catalog_in_storage:
         pytest.skip("not a catalog backend: a directory pages its manifest index (tests/dir/test_scale.py); "
                     "a server in front of a backend is measured on that backend")
-    name = request.node.callspec.params["backend"].name
-    if name in WHOLE_LISTINGS:
-        request.applymarker(pytest.mark.xfail(reason=WHOLE_LISTINGS[name], strict=True))
     names = [f"p{i:03d}" for i in range(TABLES)]
     for table in reversed(names):  # created out of order: the pages are sorted by the namespace
         c.declare_table({"id": scope.child(table)})
-
     judged: list[str] = []
     judge = type(c).is_lance
     monkeypatch.setattr(type(c), "is_lance", lambda self, t: judged.append(t.name) or judge(self, t))
+    return names, judged
+
+
+def test_a_page_reads_only_the_tables_it_needs(scope, request, monkeypatch):
+    name = request.node.callspec.params["backend"].name
+    if name in WHOLE_LISTINGS:
+        request.applymarker(pytest.mark.xfail(reason=WHOLE_LISTINGS[name], strict=True))
+    c = scope.client
+    names, judged = _tables_judged(scope, monkeypatch)
 
     assert c.list_tables({"id": scope.id}).tables == names
     assert len(judged) >= TABLES
@@ -66,16 +73,7 @@ def test_an_enumeration_in_pages_reads_each_table_once(scope, request, monkeypat
     (plus the one after each page), never the whole listing per page, on every catalog
     backend, Glue included (its continuation pages reuse its first page's listing)."""
     c = scope.client
-    if not isinstance(c, CatalogNamespace) or c.catalog_in_storage:
-        pytest.skip("not a catalog backend: a directory pages its manifest index (tests/dir/test_scale.py); "
-                    "a server in front of a backend is measured on that backend")
-    names = [f"p{i:03d}" for i in range(TABLES)]
-    for table in reversed(names):
-        c.declare_table({"id": scope.child(table)})
-    judged: list[str] = []
-    judge = type(c).is_lance
-    monkeypatch.setattr(type(c), "is_lance", lambda self, t: judged.append(t.name) or judge(self, t))
-
+    names, judged = _tables_judged(scope, monkeypatch)
     listed, token, pages = [], None, 0
     while True:
         page = c.list_tables({"id": scope.id, "limit": PAGE, "page_token": token})
