@@ -9,7 +9,10 @@
 import importlib
 from typing import TYPE_CHECKING
 
+from . import deferred_client
 from .impls import IMPLS
+
+deferred_client.install()
 
 if TYPE_CHECKING:  # static names for type checkers and IDEs; imported lazily at run time
     from .config import connect, from_config, load_class, load_namespace, named_config

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 
-from .. import conformance as C
 from .connection import import_extra, open_namespace, parse_pairs, resolve
 from .output import Output
 
@@ -35,6 +34,8 @@ def serve(args, out: Output) -> int:
 
 
 def check(args, out: Output) -> int:
+    from .. import conformance as C  # here: it builds its scenario's data on import (~0.5 s, pandas)
+
     token = args.auth_token or os.environ.get(AUTH_ENV) or None
     if args.uri:
         if args.impl or args.config or args.prop:
@@ -70,12 +71,13 @@ def check(args, out: Output) -> int:
     return 0 if ok else 1
 
 
-_MARK = {C.PASS: "[green]pass[/green]", C.FAIL: "[red]FAIL[/red]", C.SKIP: "[yellow]skip[/yellow]"}
-
-
 def _report(out: Output, results, by_name, description: str, ok: bool) -> None:
     from rich.table import Table
     from rich.text import Text
+
+    from .. import conformance as C
+
+    mark = {C.PASS: "[green]pass[/green]", C.FAIL: "[red]FAIL[/red]", C.SKIP: "[yellow]skip[/yellow]"}
 
     clean = out.scrub  # a target URI or a server's message may carry a secret
     t = Table(title=clean(f"lance-ns check: {description}"))
@@ -84,7 +86,7 @@ def _report(out: Output, results, by_name, description: str, ok: bool) -> None:
     t.add_column("operation", no_wrap=True)
     t.add_column("expectation / finding", overflow="fold")
     for r in results:
-        t.add_row(_MARK[r.status], Text(r.name), Text(r.operation), Text(clean(r.detail if r.status != C.PASS else r.expectation)))
+        t.add_row(mark[r.status], Text(r.name), Text(r.operation), Text(clean(r.detail if r.status != C.PASS else r.expectation)))
     out.out.print(t)
     codes: dict[int, dict[str, int]] = {}
     for r in results:

@@ -1,0 +1,54 @@
+"""lance_namespace's generated REST client, imported through lance_ns, builds none of its
+API methods' validators until one is called, and validates as before once it is
+(see lance_ns.deferred_client).  Each case runs in a fresh interpreter: the deferral is
+decided at import."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+_PROBE = """
+import json, sys
+{first}
+import lance_namespace, pydantic
+from lance_namespace_urllib3_client import api as client_api
+
+def wrappers():
+    for cls in vars(client_api).values():
+        if isinstance(cls, type):
+            for fn in vars(cls).values():
+                cell = [c.cell_contents for c in (getattr(fn, "__closure__", None) or ())]
+                yield from (c.__self__ for c in cell if hasattr(getattr(c, "__self__", None), "__pydantic_complete__"))
+
+before = [w.__pydantic_complete__ for w in wrappers()]
+from lance_namespace_urllib3_client.api_client import ApiClient
+try:
+    client_api.TableApi(ApiClient()).describe_table(id=5, describe_table_request=None)
+    rejected = False
+except pydantic.ValidationError as e:
+    rejected = "string_type" in str(e)
+print(json.dumps({{"methods": len(before), "built": sum(before), "rejected": rejected,
+                  "decorator_restored": pydantic.validate_call.__module__ == "pydantic.validate_call_decorator"}}))
+"""
+
+
+def _probe(first: str) -> dict:
+    done = subprocess.run([sys.executable, "-c", _PROBE.format(first=first)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_through_lance_ns_no_validator_is_built_until_a_call_and_a_call_still_validates():
+    seen = _probe("import lance_ns")
+    assert seen["methods"] > 300  # the probe finds the client's methods
+    assert seen["built"] == 0
+    assert seen["rejected"]  # id=5 is refused as before: the validator is built at the call
+    assert seen["decorator_restored"]
+
+
+def test_a_client_imported_before_lance_ns_is_left_as_it_was():
+    seen = _probe("import lance_namespace_urllib3_client, lance_ns")
+    assert seen["built"] == seen["methods"] > 300
+    assert seen["rejected"] and seen["decorator_restored"]
