@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import uuid
 
 import httpx
 import lance
@@ -130,6 +131,46 @@ def test_pylance_client_pages_through_our_server_over_glue(tmp_path):
 
         listed, _ = enumerate_pages(between=write)
         assert listed == names[:6] + ["t05a"] + names[6:7] + names[8:]
+
+
+@pytest.mark.slow  # a moto server
+def test_pylance_writes_data_through_our_server_over_glue_and_reads_ours(tmp_path, monkeypatch):
+    """pylance writes a table's data itself (``lance.write_dataset`` with our server as its
+    namespace: it declares, then writes to the S3 location with the credentials our server
+    vends from moto's STS) into Glue on moto, and ours reads those rows from Glue directly;
+    the reverse: ours writes a table into Glue, and pylance reads it through our server.
+    pylance's client is told S3's endpoint only, never a key, and finds none around it."""
+    for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    from tests.conformance.backends.glue import _start as glue_on_moto
+
+    vendor = {"credential_vendor.enabled": "true", "credential_vendor.permission": "admin",
+              "credential_vendor.aws_role_arn": "arn:aws:iam::123456789012:role/lake-tables",
+              "credential_vendor.aws_sts_endpoint": "{endpoint}"}
+    with glue_on_moto(tmp_path, **vendor) as ctx, ctx.connect() as glue, run_server_in_thread(glue) as srv:
+        where = {k: ctx.storage_options[k] for k in ("endpoint", "allow_http", "region")}
+        client = lance.namespace.RestNamespace(uri=srv.url)
+        db = f"w{uuid.uuid4().hex[:8]}"  # (moto's Glue is shared by the tests of a session)
+        client.create_namespace(CreateNamespaceRequest(id=[db]))
+        theirs = [db, "theirs"]
+        lance.write_dataset(sample(10), namespace_client=client, table_id=theirs, mode="create", storage_options=where)
+        lance.write_dataset(sample(5, 10), namespace_client=client, table_id=theirs, mode="append")
+        vended = client.describe_table(DescribeTableRequest(id=theirs)).storage_options
+        assert vended["aws_session_token"] and vended["aws_access_key_id"] != ctx.storage_options["aws_access_key_id"]
+
+        with ctx.connect() as own:
+            location = own.describe_table({"id": theirs}).location
+            assert location.startswith("s3://")
+            read = lance.dataset(location, storage_options=ctx.storage_options).to_table(columns=["id"])
+            assert sorted(read["id"].to_pylist()) == list(range(15))
+
+            own.create_table({"id": [db, "ours"]}, stream(sample(3)))
+        assert sorted(client.list_tables(ListTablesRequest(id=[db])).tables) == ["ours", "theirs"]
+        ours_there = lance.dataset(namespace_client=client, table_id=[db, "ours"], storage_options=where)
+        assert sorted(ours_there.to_table(columns=["name"])["name"].to_pylist()) == ["n0", "n1", "n2"]
 
 
 def test_pylance_client_authenticates_with_headers(tmp_path):

@@ -20,7 +20,8 @@ BUCKET = "lance-glue-conformance"
 
 
 @contextmanager
-def _start(tmp):
+def _start(tmp, **extra: str):
+    """(``extra``: more namespace properties, as ``credential_vendor.*``: the interop tests')"""
     with moto_server() as endpoint:
         boto3.client("s3", **client_kwargs(endpoint)).create_bucket(Bucket=BUCKET)
         opts = s3_storage_options(endpoint)
@@ -32,6 +33,7 @@ def _start(tmp):
             "secret_access_key": "testing",
             "root": f"s3://{BUCKET}/warehouse",
             **{f"storage.{k}": v for k, v in opts.items()},
+            **{k: v.format(endpoint=endpoint) for k, v in extra.items()},
         }
         ns = lance_ns.connect("glue", props)
         yield Ctx(
