@@ -8,7 +8,7 @@ which a 1k figure measured first and a 100k figure measured ten minutes later to
 root's size).  At the first size the ratio is 1.00 by definition (the base root is
 measured alone there, for the absolute figures and the first column's memory).
 
-    python benchmarks/bench_namespaces.py              # 1k, 10k, 100k namespaces (~20 min)
+    python benchmarks/bench_namespaces.py              # 1k, 10k, 100k namespaces (~25 min)
     python benchmarks/bench_namespaces.py --quick      # 1k and 10k (~3 min)
 
 Issue 32's other shape of a multi-tenant lake (goal 1: "and 100,000 namespaces of 10
@@ -20,9 +20,12 @@ beside it, median and p99 per call (goal: within 1.5x of the base root's, p99 in
 ``--rounds`` x 20 calls of each read and x 25 of each write, after an ``os.sync()`` (the
 growth's writeback is not their cost).  This disk stalls 1-2% of small writes by 15 ms to
 1 s, on either root; with 200 writes a p99 was the second-slowest call, and one stall more
-on one side moved a ratio between 1x and 13x from run to run.  With 500 it is the
-sixth-slowest, and each write figure also prints how many calls of each side took over 3x
-the base root's median.  Even counts are the disk's.  Uneven ones were seen too (18 / 3 at
+on one side moved a ratio between 1x and 13x from run to run.  With 500 (``--rounds 20``)
+it is the sixth-slowest: a run at 100,000 namespaces (``--settle 300``) had DeregisterTable's
+p99 at 1.59x and DescribeNamespace's at 2.05x (0.02 ms calls); the next, with 1,000 calls
+of each write and 800 of each read, 1.26x and 0.94x, every figure within 1.5x.  The default
+is now that (``--rounds 40``), and each write figure also prints how many calls of each
+side took over 3x the base root's median.  Even counts are the disk's.  Uneven ones were seen too (18 / 3 at
 10k in one run; in another the grown root's slow writes sat beside one compaction that took
 216 ms, where compactions of the same few hundred rows take ~45 ms at both sizes): not
 explained yet.  The figures:
@@ -143,7 +146,7 @@ def main() -> None:
     ap.add_argument("--sizes", help="comma-separated numbers of namespaces (default 1000,10000[,100000]); "
                                     "the first is the base root's")
     ap.add_argument("--batch", type=int, default=10_000, help="tables per bulk BatchCommitTables")
-    ap.add_argument("--rounds", type=int, default=20, help="calls per figure, root and size (reads 20x, writes 25x)")
+    ap.add_argument("--rounds", type=int, default=40, help="calls per figure, root and size (reads 20x, writes 25x)")
     ap.add_argument("--settle", type=float, default=0.0,
                     help="seconds to wait after each growth before measuring (writes measured right after "
                          "a growth were slower for minutes: see the module docstring)")
