@@ -31,7 +31,9 @@ on the grown namespace:
   cost 1 ms of kernel time instead of 0.1 ms (``perf``: ``recently_deleted`` under
   ``ext4_new_inode``); run it a few minutes after deleting many files;
 * declare, deregister (of a table declared just before, and "old": of tables declared
-  long ago, spread over the namespace), describe, exists and one page of 100 (the
+  long ago, spread over the namespace), create (CreateTable of one row: a Lance table
+  written and its row committed) and drop (DropTable of the table just created: its row
+  and its directory gone), describe, exists and one page of 100 (the
   first and one from the middle): median and p99 per call (goal: within 1.5x of the 1k value, p99 included),
   ``--rounds`` x 50 calls of each read and x 10 of each write, so that a p99 is not the
   slowest single call; measured after an ``os.sync()``, so that the writeback of the
@@ -140,8 +142,12 @@ def measure(sides: dict, rounds: int, tag: str, restore: tuple = ()) -> dict:
     alternating blocks (:func:`_interleaved`): a ratio between two sides is of the same
     minutes.  ``tag`` keeps the names declared here apart from an earlier call's; the
     tables the old deregistrations removed from the sides in ``restore`` are declared again."""
-    from lance_ns.impls.dir import manifest
+    import pyarrow as pa
 
+    from lance_ns.impls.dir import manifest
+    from lance_ns.tables import table_to_ipc_stream
+
+    one_row = table_to_ipc_stream(pa.table({"id": pa.array([1], pa.int64())}))
     os.sync()  # (after grow(), which waits for its upkeep) the growth's writeback is not a later call's cost
     reads = rounds * 50
     # writes: enough calls that the p99 is not simply the slowest one (a p99 of 20 calls is
@@ -163,6 +169,8 @@ def measure(sides: dict, rounds: int, tag: str, restore: tuple = ()) -> dict:
             "declare": (writes, lambda i: ns.declare_table({"id": ["t", f"d{size}_{tag}_{i}"]})),
             "drop": (writes, lambda i: ns.deregister_table({"id": ["t", f"d{size}_{tag}_{i}"]})),
             "drop_old": (writes, lambda i: ns.deregister_table({"id": ["t", old[label][i]]})),
+            "create": (writes, lambda i: ns.create_table({"id": ["t", f"c{size}_{tag}_{i}"]}, one_row)),
+            "drop_table": (writes, lambda i: ns.drop_table({"id": ["t", f"c{size}_{tag}_{i}"]})),
         }
 
     fig = side_by_side({label: calls(label) for label in sides})
@@ -416,7 +424,8 @@ def report(args, sizes: list[int], results: dict, beside: dict, rust: dict) -> N
     print(header)
     for key, label in (("describe", "describe"), ("exists", "exists"), ("page_first", "first page of 100"),
                        ("page_middle", "a middle page of 100"), ("declare", "declare"), ("drop", "deregister"),
-                       ("drop_old", "old deregister"), ("cold", "cold start")):
+                       ("drop_old", "old deregister"), ("create", "create"), ("drop_table", "drop"),
+                       ("cold", "cold start")):
         for q, qname in ((0, "median"), (1, "p99" if key != "cold" else "max")):
             row = f"{label + ' ' + qname:<22}"
             for s in sizes:
@@ -455,7 +464,8 @@ def report(args, sizes: list[int], results: dict, beside: dict, rust: dict) -> N
     print(f"{'manifest MB':<22}" + "".join(f"{results[s]['manifest_mb']:>14.1f}" for s in sizes))
     for label, fig in (("1k root beside the largest", beside[sizes[-1]]), (f"{sizes[-1]:,} tables", results[sizes[-1]])):
         print(f"absolute medians, {label}: " + ", ".join(
-            f"{k} {fig[k][0] * 1e3:.2f} ms" for k in ("describe", "exists", "page_first", "declare", "drop", "drop_old", "cold")))
+            f"{k} {fig[k][0] * 1e3:.2f} ms" for k in ("describe", "exists", "page_first", "declare", "drop", "drop_old", "create", "drop_table",
+                      "cold")))
     print(f"\npylance's DirectoryNamespace ({args.pylance_seconds:.0f} s, one declare at a time):")
     for s in sizes:
         if s in rust:
