@@ -10,7 +10,9 @@ pydantic's own ``defer_build`` setting postpones that build to a method's first 
 the same validation afterwards.  The generated modules give no config, so while one of
 them executes, ``pydantic.validate_call`` is the same decorator with ``defer_build`` set.
 Nothing else changes: the models are imported as they are, and a process that imported
-the client before lance_ns gets it as it was.
+the client before lance_ns gets it as it was.  (A module another thread imports in those
+milliseconds, taking ``validate_call`` from pydantic, is deferred the same way: its
+validators are built at their first call too.)
 """
 
 from __future__ import annotations
