@@ -462,10 +462,9 @@ def report(args, sizes: list[int], results: dict, beside: dict, rust: dict) -> N
             for op in SERVE_OPS))
     print(f"{'cold-start memory MB':<22}" + "".join(f"{results[s]['rss_mb']:>14.0f}" for s in sizes) + "   (goal < 1024)")
     print(f"{'manifest MB':<22}" + "".join(f"{results[s]['manifest_mb']:>14.1f}" for s in sizes))
+    absolute = ("describe", "exists", "page_first", "declare", "drop", "drop_old", "create", "drop_table", "cold")
     for label, fig in (("1k root beside the largest", beside[sizes[-1]]), (f"{sizes[-1]:,} tables", results[sizes[-1]])):
-        print(f"absolute medians, {label}: " + ", ".join(
-            f"{k} {fig[k][0] * 1e3:.2f} ms" for k in ("describe", "exists", "page_first", "declare", "drop", "drop_old", "create", "drop_table",
-                      "cold")))
+        print(f"absolute medians, {label}: " + ", ".join(f"{k} {fig[k][0] * 1e3:.2f} ms" for k in absolute))
     print(f"\npylance's DirectoryNamespace ({args.pylance_seconds:.0f} s, one declare at a time):")
     for s in sizes:
         if s in rust:

@@ -35,7 +35,8 @@ print(json.dumps({{"methods": len(before), "built": sum(before), "rejected": rej
 
 
 def _probe(first: str) -> dict:
-    done = subprocess.run([sys.executable, "-c", _PROBE.format(first=first)], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", _PROBE.format(first=first)],
+                          capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 

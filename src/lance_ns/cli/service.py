@@ -86,7 +86,8 @@ def _report(out: Output, results, by_name, description: str, ok: bool) -> None:
     t.add_column("operation", no_wrap=True)
     t.add_column("expectation / finding", overflow="fold")
     for r in results:
-        t.add_row(mark[r.status], Text(r.name), Text(r.operation), Text(clean(r.detail if r.status != C.PASS else r.expectation)))
+        finding = r.detail if r.status != C.PASS else r.expectation
+        t.add_row(mark[r.status], Text(r.name), Text(r.operation), Text(clean(finding)))
     out.out.print(t)
     codes: dict[int, dict[str, int]] = {}
     for r in results:
