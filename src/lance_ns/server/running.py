@@ -20,7 +20,9 @@ def _as_app(target: Any, **app_options: Any):
     return create_app(target, **app_options) if isinstance(target, LanceNamespace) else target
 
 
-def _config(app, host: str, log_level: str, **uvicorn_options: Any) -> uvicorn.Config:
+def server_options(host: str, log_level: str, **overrides: Any) -> dict[str, Any]:
+    """uvicorn's options for a lance-ns server, of one process or of ``--workers``: these
+    defaults, then ``overrides``; the HTTP protocol class is ours (:mod:`.protocols`)."""
     options = dict(
         host=host,
         log_level=log_level,
@@ -28,9 +30,13 @@ def _config(app, host: str, log_level: str, **uvicorn_options: Any) -> uvicorn.C
         lifespan="off",
         timeout_keep_alive=30,
     )
-    options.update(uvicorn_options)
+    options.update(overrides)
     options["http"] = http_protocol(options.get("http", "auto"))
-    return uvicorn.Config(app, **options)
+    return options
+
+
+def _config(app, host: str, log_level: str, **uvicorn_options: Any) -> uvicorn.Config:
+    return uvicorn.Config(app, **server_options(host, log_level, **uvicorn_options))
 
 
 def serve(

@@ -17,7 +17,6 @@ import json
 import os
 import tempfile
 
-from .protocols import http_protocol
 from .settings import ServerSettings
 
 #: the serialized worker configuration (JSON), set by the parent process
@@ -51,20 +50,19 @@ def serve_workers(workers: int, opener: dict, *, host: str, port: int, log_level
     import uvicorn
 
     from .logs import configure_logging, log_http_stack
+    from .running import server_options
 
     configure_logging(log_level, log_format)
     log_http_stack(uvicorn_options)
     os.environ[CONFIG_ENV] = encode(opener, settings, log_level, log_format)
     # /metrics answers the sum over the workers: prometheus-client's multiprocess mode
     os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="lance-ns-metrics-"))
-    options = dict(host=host, port=port, log_level=log_level, access_log=False, lifespan="off", timeout_keep_alive=30,
-                   workers=workers, factory=True)
+    options: dict = dict(port=port, workers=workers, factory=True)
     if log_format == "json":
         options["log_config"] = None
     if "timeout_worker_healthcheck" in inspect.signature(uvicorn.Config).parameters:  # newer uvicorns only
         # a worker still importing pylance on a busy machine answers the supervisor's ping late:
         # uvicorn's 5 s would kill and restart it, over and over
         options["timeout_worker_healthcheck"] = WORKER_HEALTHCHECK_SECONDS
-    options.update(uvicorn_options)
-    options["http"] = http_protocol(options.get("http", "auto"))
-    uvicorn.run("lance_ns.server.workers:app_factory", **options)
+    uvicorn.run("lance_ns.server.workers:app_factory",
+                **server_options(host, log_level, **{**options, **uvicorn_options}))
