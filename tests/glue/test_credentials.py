@@ -12,7 +12,7 @@ import pytest
 
 import lance_ns
 from lance_ns.impls import glue as glue_impl
-from tests.servers.moto import REGION
+from tests.servers.moto import REGION, no_ambient_aws_credentials
 
 ROLE = "arn:aws:iam::123456789012:role/lance-reader"
 
@@ -60,11 +60,7 @@ def test_default_provider_chain(endpoint, monkeypatch):
 
 
 def test_no_credentials_anywhere_is_unauthenticated(endpoint, monkeypatch, tmp_path):
-    for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    no_ambient_aws_credentials(monkeypatch, tmp_path)
     ns = lance_ns.connect("glue", _base(endpoint))
     from .conftest import code_of
 

@@ -140,12 +140,10 @@ def test_pylance_writes_data_through_our_server_over_glue_and_reads_ours(tmp_pat
     vends from moto's STS) into Glue on moto, and ours reads those rows from Glue directly;
     the reverse: ours writes a table into Glue, and pylance reads it through our server.
     pylance's client is told S3's endpoint only, never a key, and finds none around it."""
-    for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     from tests.conformance.backends.glue import _start as glue_on_moto
+    from tests.servers.moto import no_ambient_aws_credentials
+
+    no_ambient_aws_credentials(monkeypatch, tmp_path)
 
     vendor = {"credential_vendor.enabled": "true", "credential_vendor.permission": "admin",
               "credential_vendor.aws_role_arn": "arn:aws:iam::123456789012:role/lake-tables",

@@ -34,7 +34,7 @@ from lance_ns.errors import InvalidInputError
 from lance_ns.impls.dir import DirectoryNamespace
 from lance_ns.server import run_server_in_thread
 from lance_ns.tables import table_to_ipc_stream
-from tests.servers.moto import iam_moto_server
+from tests.servers.moto import iam_moto_server, no_ambient_aws_credentials
 
 pytestmark = pytest.mark.slow
 
@@ -63,12 +63,7 @@ def aws():
 @pytest.fixture(autouse=True)
 def no_ambient_credentials(monkeypatch, tmp_path):
     """pylance must find no credentials but the ones it is handed."""
-    for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
-                "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    no_ambient_aws_credentials(monkeypatch, tmp_path)
 
 
 def properties(aws, root: str, **vendor: str) -> dict[str, str]:

@@ -220,6 +220,17 @@ def s3_storage_options(endpoint: str) -> dict[str, str]:
     }
 
 
+def no_ambient_aws_credentials(monkeypatch, tmp_path) -> None:
+    """No AWS credential for a client to find but those it is handed: none in the
+    environment, no credentials or config file, no instance metadata."""
+    for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
+                "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+
 def shared_endpoint() -> str:
     """The endpoint URL of this process's moto server (started on first use)."""
     with _lock:
