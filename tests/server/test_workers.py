@@ -199,8 +199,10 @@ def test_workers_read_each_others_deletes_and_compactions_by_the_fragments_chang
     changed = [line for line in lines if "__manifest: version" in line and "read by the fragments it changed" in line]
     assert len(whole) == 2, "each worker loads the manifest whole once, at its first request:\n" + \
         "\n".join(whole)
-    # a compaction moves rows without dropping or adding any; a deregistration drops one
+    # a compaction moves rows without dropping or adding any; deregistrations replace one
+    # fragment's deletion file and drop its entries: one, or several when a worker catches up on
+    # more than one of the other's (which clients share a worker is up to the accept loops)
     compactions = [line for line in changed if re.search(r"\([1-9]\d* gone, [1-9]\d* new\): 0 entries dropped, 0 added", line)]
-    deletes = [line for line in changed if re.search(r"\(1 gone, 1 new\): 1 entries dropped, 0 added", line)]
+    deletes = [line for line in changed if re.search(r"\(1 gone, 1 new\): [1-9]\d* entries dropped, 0 added", line)]
     assert compactions and deletes, "each worker reads the other's changes by the fragments changed:\n" + \
         "\n".join(changed[:50])
