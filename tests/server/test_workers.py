@@ -112,6 +112,25 @@ def _answered_by_both(metrics_dir: Path, operation: str, before: dict[int, float
     return sum(after.get(pid, 0) > before.get(pid, 0) for pid in workers) >= 2
 
 
+def _clients_on_both_workers(make, probe, metrics_dir: Path, workers: set[int], each: int) -> list:
+    """``2 * each`` clients of ``make()``, ``each`` of whose kept-alive connections went to one
+    worker and ``each`` to the other, alternating: consecutive requests by consecutive clients
+    then go to both processes, whichever worker the accept loops hand a new connection."""
+    by_worker: dict[int, list] = {}
+    for _ in range(40 * each):
+        client = make()
+        before = _requests_by_worker(metrics_dir, "DescribeTable")
+        probe(client)
+        after = _requests_by_worker(metrics_dir, "DescribeTable")
+        (pid,) = [p for p in workers if after.get(p, 0) > before.get(p, 0)]
+        if len(by_worker.setdefault(pid, [])) < each:
+            by_worker[pid].append(client)
+        full = [placed for placed in by_worker.values() if len(placed) == each]
+        if len(full) == 2:
+            return [c for pair in zip(*full) for c in pair]
+    raise AssertionError(f"no {each} connections to each of two workers: {by_worker}")
+
+
 GROWN = 30_000  # three sealed fragments of 10,000 rows: a compaction rewrites far fewer than the manifest holds
 GONE = 1_100  # deregistered from the first: over compaction.DIRTY_SHARE of it, so it is rewritten
 
@@ -154,7 +173,7 @@ def test_workers_read_each_others_deletes_and_compactions_by_the_fragments_chang
         while not _answered_by_both(metrics_dir, "DescribeTable", {}, workers):
             assert time.monotonic() < deadline, "a worker never answered"
             assert describe(client(), "x1").location
-        clients = [client() for _ in range(8)]
+        clients = _clients_on_both_workers(client, lambda c: describe(c, "x1"), metrics_dir, workers, each=4)
         before = _requests_by_worker(metrics_dir, "DeregisterTable")
         gone = [f"x{i}" for i in range(0, 9 * GONE, 9)]  # spread over the first fragment (x0-x9999)
         for i, name in enumerate(gone):
@@ -163,7 +182,8 @@ def test_workers_read_each_others_deletes_and_compactions_by_the_fragments_chang
                 clients[(i + 1) % len(clients)].declare_table(DeclareTableRequest(id=["db", f"new{i}"]))
         new = [f"new{i}" for i in range(0, GONE, 100)]
         # pylance writes a table with data through the server (its own commit into its own directory)
-        lance.write_dataset(pa.table({"a": [1, 2, 3]}), namespace_client=clients[0], table_id=["db", "written"], mode="create")
+        lance.write_dataset(pa.table({"a": [1, 2, 3]}), namespace_client=clients[0], table_id=["db", "written"],
+                            mode="create")
         assert _answered_by_both(metrics_dir, "DeregisterTable", before, workers), \
             "the deregistrations must be spread over both workers, so that each reads the other's"
 
@@ -202,7 +222,8 @@ def test_workers_read_each_others_deletes_and_compactions_by_the_fragments_chang
     # a compaction moves rows without dropping or adding any; deregistrations replace one
     # fragment's deletion file and drop its entries: one, or several when a worker catches up on
     # more than one of the other's (which clients share a worker is up to the accept loops)
-    compactions = [line for line in changed if re.search(r"\([1-9]\d* gone, [1-9]\d* new\): 0 entries dropped, 0 added", line)]
+    compactions = [line for line in changed
+                   if re.search(r"\([1-9]\d* gone, [1-9]\d* new\): 0 entries dropped, 0 added", line)]
     deletes = [line for line in changed if re.search(r"\(1 gone, 1 new\): [1-9]\d* entries dropped, 0 added", line)]
     assert compactions and deletes, "each worker reads the other's changes by the fragments changed:\n" + \
         "\n".join(changed[:50])
