@@ -122,7 +122,10 @@ def _clients_on_both_workers(make, probe, metrics_dir: Path, workers: set[int], 
         before = _requests_by_worker(metrics_dir, "DescribeTable")
         probe(client)
         after = _requests_by_worker(metrics_dir, "DescribeTable")
-        (pid,) = [p for p in workers if after.get(p, 0) > before.get(p, 0)]
+        answered = [p for p in workers if after.get(p, 0) > before.get(p, 0)]
+        if len(answered) != 1:  # (not attributable: another request ran meanwhile)
+            continue
+        pid = answered[0]
         if len(by_worker.setdefault(pid, [])) < each:
             by_worker[pid].append(client)
         full = [placed for placed in by_worker.values() if len(placed) == each]
