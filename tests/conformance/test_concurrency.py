@@ -238,6 +238,10 @@ def test_create_and_drop_of_one_table(scope):
     -- holding an acknowledged creator's rows."""
     c = scope.client
     data = scope.has("data")
+    # where racing drops of one table can each succeed (a limit of the service the backend
+    # declares: Hive Metastore has no conditional drop), two acknowledged drops may have
+    # removed one table: the table may then be left only if a create may have made it
+    drops_settle = "test_drop_table_race" not in scope.ctx.race_limits
     for r in rounds(scope):
         tid = scope.child(f"cd{r}")
 
@@ -256,6 +260,8 @@ def test_create_and_drop_of_one_table(scope):
         # each drop removed one created table; 14s may or may not have created one
         least = creates.count(OK) - drops.count(OK)
         most = least + creates.count(14)
+        if not drops_settle:
+            most = 1 if creates.count(OK) + creates.count(14) else 0
         try:
             c.describe_table({"id": tid})
             alive = 1
