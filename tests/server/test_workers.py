@@ -112,12 +112,16 @@ def _answered_by_both(metrics_dir: Path, operation: str, before: dict[int, float
     return sum(after.get(pid, 0) > before.get(pid, 0) for pid in workers) >= 2
 
 
-def _clients_on_both_workers(make, probe, metrics_dir: Path, workers: set[int], each: int) -> list:
+def _clients_on_both_workers(make, probe, metrics_dir: Path, workers: set[int], each: int,
+                             seconds: float = 60) -> list:
     """``2 * each`` clients of ``make()``, ``each`` of whose kept-alive connections went to one
     worker and ``each`` to the other, alternating: consecutive requests by consecutive clients
-    then go to both processes, whichever worker the accept loops hand a new connection."""
+    then go to both processes, whichever worker the accept loops hand a new connection.  Both
+    workers have answered ``probe`` when it returns (on a loaded machine the second may take
+    a while to start serving)."""
     by_worker: dict[int, list] = {}
-    for _ in range(40 * each):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
         client = make()
         before = _requests_by_worker(metrics_dir, "DescribeTable")
         probe(client)
@@ -131,7 +135,7 @@ def _clients_on_both_workers(make, probe, metrics_dir: Path, workers: set[int], 
         full = [placed for placed in by_worker.values() if len(placed) == each]
         if len(full) == 2:
             return [c for pair in zip(*full) for c in pair]
-    raise AssertionError(f"no {each} connections to each of two workers: {by_worker}")
+    raise AssertionError(f"a worker never answered, or not {each} connections to each of two: {by_worker}")
 
 
 GROWN = 30_000  # three sealed fragments of 10,000 rows: a compaction rewrites far fewer than the manifest holds
@@ -171,12 +175,11 @@ def test_workers_read_each_others_deletes_and_compactions_by_the_fragments_chang
         def describe(c, name: str):
             return c.describe_table(DescribeTableRequest(id=["db", name]))
 
+        def answers(c) -> None:
+            assert describe(c, "x1").location
+
         # both workers load the grown manifest (their first request) before anything changes
-        deadline = time.monotonic() + 60
-        while not _answered_by_both(metrics_dir, "DescribeTable", {}, workers):
-            assert time.monotonic() < deadline, "a worker never answered"
-            assert describe(client(), "x1").location
-        clients = _clients_on_both_workers(client, lambda c: describe(c, "x1"), metrics_dir, workers, each=4)
+        clients = _clients_on_both_workers(client, answers, metrics_dir, workers, each=4)
         before = _requests_by_worker(metrics_dir, "DeregisterTable")
         gone = [f"x{i}" for i in range(0, 9 * GONE, 9)]  # spread over the first fragment (x0-x9999)
         for i, name in enumerate(gone):
