@@ -22,8 +22,6 @@ keeps a directory: the same as ``dir``).
 from __future__ import annotations
 
 import io
-import socket
-import threading
 import time
 import uuid
 from contextlib import contextmanager
@@ -33,6 +31,7 @@ import pytest
 
 import lance_ns
 from lance_ns.server import run_server_in_thread
+from tests.servers.nowhere import Nowhere
 
 #: seconds a data operation may take to answer 17 (object_store's retries of a refused
 #: connection; configurable through the storage options client_max_retries,
@@ -46,39 +45,9 @@ _BUCKETS = {"hive2": "lance-hive", "hive3": "lance-hive"}
 #: real catalog service, once over HTTP; each backend's own catalog calls are what the
 #: metadata half checks everywhere (a data operation's 17 costs Lance's retries: seconds)
 DATA_PATHS = frozenset({"memory", "glue", "rest-ours"})
-#: how the bound is set: retries of object_store (Lance) and of pyarrow's S3 client (lance_ns.storage)
-RETRIES = {"storage.client_max_retries": "0", "storage.client_retry_timeout": "1", "storage.connect_timeout": "1s"}
-
-
-class Nowhere:
-    """A TCP listener that counts connections and closes each at once."""
-
-    def __init__(self):
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
-        self.port = self.sock.getsockname()[1]
-        self.connections = 0
-        self._stop = False
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self):
-        while not self._stop:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.connections += 1
-            conn.close()
-
-    def close(self):
-        self._stop = True
-        self.sock.close()
-
-    def storage(self) -> dict[str, str]:
-        return {"storage.endpoint": f"http://127.0.0.1:{self.port}", "storage.allow_http": "true",
-                "storage.aws_access_key_id": "nowhere", "storage.aws_secret_access_key": "nowhere",
-                "storage.region": "us-east-1", **RETRIES}
+#: how the bound is set: retries and timeouts of object_store (Lance) and of pyarrow's S3 client (lance_ns.storage)
+RETRIES = {"storage.client_max_retries": "0", "storage.client_retry_timeout": "1", "storage.connect_timeout": "1s",
+           "storage.timeout": "10s"}
 
 
 def _ipc(n: int = 3) -> bytes:
@@ -97,7 +66,7 @@ def _unreachable(name: str, backend, nowhere: Nowhere):
     if name == "iceberg":
         root = {"root": "s3://"}  # SeaweedFS: {root}/{warehouse}/{ns}/{table}, the warehouse its table bucket
     if name == "rest-ours":
-        served = lance_ns.connect("memory", {**root, **nowhere.storage()})
+        served = lance_ns.connect("memory", {**root, **nowhere.storage(), **RETRIES})
         with run_server_in_thread(served) as server:
             # the client retries 503 (17) by itself: once, here, so that the bound is the server's
             yield lance_ns.connect("rest", {"uri": server.url, "max_retries": "0"})
@@ -108,7 +77,7 @@ def _unreachable(name: str, backend, nowhere: Nowhere):
                     "server's own create (500); the scenario runs on SeaweedFS's Iceberg catalog, which keeps them apart")
     if not isinstance(ns, lance_ns.base.NamespaceBase) or type(ns).__name__ == "RestNamespace":
         pytest.skip(f"{name}: the storage is the served namespace's (a directory, as dir-local checks)")
-    yield type(ns)(**{**ns.properties, **root, **nowhere.storage()})
+    yield type(ns)(**{**ns.properties, **root, **nowhere.storage(), **RETRIES})
 
 
 def _timed(fn):
