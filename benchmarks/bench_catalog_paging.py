@@ -20,7 +20,8 @@ of the database, so on moto no implementation's first page can cost less than th
 The servers are the test suite's own (started here, stopped at the end): Hive Metastore
 2.3 (``hive2``; ``hive3-hms3`` for a real 3.1 with catalogs), Glue on moto, Unity Catalog's
 double from its published contract with a page cap of 50 (Maven refuses the real server
-here; the double pages as the real one does: ascending names), the Iceberg REST reference
+here; the double pages as the real one does: ascending names; ``unity-oss`` is the real
+server where ``LANCE_NS_UNITY_OSS_CLASSPATH_0_6_0`` gives its class path), the Iceberg REST reference
 server (``iceberg-ref``) or SeaweedFS's (``iceberg``).  Every one runs on this machine, so
 this measures the calls a listing makes, not a network's latency.
 

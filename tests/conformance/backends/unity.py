@@ -6,7 +6,8 @@ took a column's ``type_json`` without ``name``/``nullable``/``metadata`` (tests/
 jars from Maven Central by mvn, one JVM per version and test process).  Where Maven refuses the
 server (the development machines' Maven Central serves no ``unitycatalog-server`` at all) their
 tests skip with Maven's answer; ``LANCE_NS_UNITY_OSS_CLASSPATH_<version>`` points them at a server
-class path obtained otherwise.  The suite's namespaces are schemas of the catalog ``lance_ci``,
+class path obtained otherwise (built from the release's tagged source with ``sbt server/package``,
+whose ``server/target/classpath`` is that class path).  The suite's namespaces are schemas of the catalog ``lance_ci``,
 made through the API; table data goes to a local root.
 
 ``unity`` and ``unity-legacy`` run the double, once per error convention: Unity >= 0.4
