@@ -233,3 +233,18 @@ def test_workers_read_each_others_deletes_and_compactions_by_the_fragments_chang
     deletes = [line for line in changed if re.search(r"\(1 gone, 1 new\): [1-9]\d* entries dropped, 0 added", line)]
     assert compactions and deletes, "each worker reads the other's changes by the fragments changed:\n" + \
         "\n".join(changed[:50])
+
+
+@pytest.mark.slow  # a supervisor and two workers start cold (pylance imports): ~10 s
+def test_the_metrics_directory_the_server_made_is_removed_when_it_stops(tmp_path):
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    args = ["--impl", "dir", "--prop", f"root={tmp_path / 'root'}", "--workers", "2", "--log-level", "warning"]
+    # an empty PROMETHEUS_MULTIPROC_DIR is unset to the server: it makes its own under TMPDIR
+    with lance_ns_serve(args, env={"TMPDIR": str(tmp), "PROMETHEUS_MULTIPROC_DIR": ""}) as served:
+        assert httpx.get(f"{served.url}/metrics", timeout=30).status_code == 200
+        made = list(tmp.glob("lance-ns-metrics-*"))
+        assert len(made) == 1, made  # the workers keep their counters there
+        served.stop()
+    assert served.proc.returncode is not None
+    assert not list(tmp.glob("lance-ns-metrics-*")), "the server's own metrics directory outlived it"

@@ -1,12 +1,14 @@
 """An in-process catalog (impl ``memory``): namespaces and table entries in a
 dict, table data wherever the locations point (``root``, default: a fresh
-temporary directory).  For tests, notebooks and embedding; nothing survives
-the process, just like pyiceberg's in-memory catalog.
+temporary directory, removed when the process exits).  For tests, notebooks and
+embedding; nothing survives the process, just like pyiceberg's in-memory catalog.
 """
 
 from __future__ import annotations
 
+import atexit
 import copy
+import shutil
 import tempfile
 import threading
 from dataclasses import dataclass, field
@@ -36,7 +38,11 @@ class MemoryNamespace(CatalogNamespace):
 
     def __init__(self, **properties: str):
         if not properties.get("root"):
-            properties = {**properties, "root": tempfile.mkdtemp(prefix="lance-ns-memory-")}
+            root = tempfile.mkdtemp(prefix="lance-ns-memory-")
+            # the catalog goes with the process, so the data only it could find goes too (at
+            # exit, not when this object is collected: a dataset opened through it may outlive it)
+            atexit.register(shutil.rmtree, root, ignore_errors=True)
+            properties = {**properties, "root": root}
         super().__init__(**properties)
         self._tree = _Node()
         self._lock = threading.RLock()

@@ -15,6 +15,7 @@ import dataclasses
 import inspect
 import json
 import os
+import shutil
 import tempfile
 
 from .settings import ServerSettings
@@ -55,8 +56,11 @@ def serve_workers(workers: int, opener: dict, *, host: str, port: int, log_level
     configure_logging(log_level, log_format)
     log_http_stack(uvicorn_options)
     os.environ[CONFIG_ENV] = encode(opener, settings, log_level, log_format)
-    # /metrics answers the sum over the workers: prometheus-client's multiprocess mode
-    os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="lance-ns-metrics-"))
+    # /metrics answers the sum over the workers: prometheus-client's multiprocess mode, in a
+    # directory of this run's (removed when it ends) unless the caller named one
+    made_metrics_dir = None
+    if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        made_metrics_dir = os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="lance-ns-metrics-")
     options: dict = dict(port=port, workers=workers, factory=True)
     if log_format == "json":
         options["log_config"] = None
@@ -64,5 +68,9 @@ def serve_workers(workers: int, opener: dict, *, host: str, port: int, log_level
         # a worker still importing pylance on a busy machine answers the supervisor's ping late:
         # uvicorn's 5 s would kill and restart it, over and over
         options["timeout_worker_healthcheck"] = WORKER_HEALTHCHECK_SECONDS
-    uvicorn.run("lance_ns.server.workers:app_factory",
-                **server_options(host, log_level, **{**options, **uvicorn_options}))
+    try:
+        uvicorn.run("lance_ns.server.workers:app_factory",
+                    **server_options(host, log_level, **{**options, **uvicorn_options}))
+    finally:
+        if made_metrics_dir:
+            shutil.rmtree(made_metrics_dir, ignore_errors=True)
