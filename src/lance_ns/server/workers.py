@@ -72,5 +72,6 @@ def serve_workers(workers: int, opener: dict, *, host: str, port: int, log_level
         uvicorn.run("lance_ns.server.workers:app_factory",
                     **server_options(host, log_level, **{**options, **uvicorn_options}))
     finally:
-        if made_metrics_dir:
+        if made_metrics_dir:  # and the variable naming it, which would name nothing now
+            os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)
             shutil.rmtree(made_metrics_dir, ignore_errors=True)
