@@ -21,8 +21,8 @@ The servers are the test suite's own (started here, stopped at the end): Hive Me
 2.3 (``hive2``; ``hive3-hms3`` for a real 3.1 with catalogs), Glue on moto, Unity Catalog's
 double from its published contract with a page cap of 50 (Maven refuses the real server
 here; the double pages as the real one does: ascending names; ``unity-oss`` is the real
-server where ``LANCE_NS_UNITY_OSS_CLASSPATH_0_6_0`` gives its class path), the Iceberg REST reference
-server (``iceberg-ref``) or SeaweedFS's (``iceberg``).  Every one runs on this machine, so
+server where ``LANCE_NS_UNITY_OSS_CLASSPATH_0_6_0`` gives its class path), the Iceberg REST
+reference server (``iceberg-ref``) or SeaweedFS's (``iceberg``).  Every one runs on this machine, so
 this measures the calls a listing makes, not a network's latency.
 
     .venv/bin/python benchmarks/bench_catalog_paging.py                       # 10,000 tables each

@@ -7,8 +7,8 @@ jars from Maven Central by mvn, one JVM per version and test process).  Where Ma
 server (the development machines' Maven Central serves no ``unitycatalog-server`` at all) their
 tests skip with Maven's answer; ``LANCE_NS_UNITY_OSS_CLASSPATH_<version>`` points them at a server
 class path obtained otherwise (built from the release's tagged source with ``sbt server/package``,
-whose ``server/target/classpath`` is that class path).  The suite's namespaces are schemas of the catalog ``lance_ci``,
-made through the API; table data goes to a local root.
+whose ``server/target/classpath`` is that class path).  The suite's namespaces are schemas of the
+catalog ``lance_ci``, made through the API; table data goes to a local root.
 
 ``unity`` and ``unity-legacy`` run the double, once per error convention: Unity >= 0.4
 (``*_NOT_FOUND``, 400 ``*_ALREADY_EXISTS``) and Unity <= 0.3 (``NOT_FOUND``, 409
