@@ -50,6 +50,11 @@ RETRIES = {"storage.client_max_retries": "0", "storage.client_retry_timeout": "1
            "storage.timeout": "10s"}
 
 
+def _storage(nowhere: Nowhere) -> dict[str, str]:
+    """Storage options of a table root at ``nowhere``, with the retries that set the bound."""
+    return {**nowhere.storage(), **RETRIES}
+
+
 def _ipc(n: int = 3) -> bytes:
     table = pa.table({"x": list(range(n))})
     sink = io.BytesIO()
@@ -66,7 +71,7 @@ def _unreachable(name: str, backend, nowhere: Nowhere):
     if name == "iceberg":
         root = {"root": "s3://"}  # SeaweedFS: {root}/{warehouse}/{ns}/{table}, the warehouse its table bucket
     if name == "rest-ours":
-        served = lance_ns.connect("memory", {**root, **nowhere.storage(), **RETRIES})
+        served = lance_ns.connect("memory", {**root, **_storage(nowhere)})
         with run_server_in_thread(served) as server:
             # the client retries 503 (17) by itself: once, here, so that the bound is the server's
             yield lance_ns.connect("rest", {"uri": server.url, "max_retries": "0"})
@@ -77,7 +82,7 @@ def _unreachable(name: str, backend, nowhere: Nowhere):
                     "server's own create (500); the scenario runs on SeaweedFS's Iceberg catalog, which keeps them apart")
     if not isinstance(ns, lance_ns.base.NamespaceBase) or type(ns).__name__ == "RestNamespace":
         pytest.skip(f"{name}: the storage is the served namespace's (a directory, as dir-local checks)")
-    yield type(ns)(**{**ns.properties, **root, **nowhere.storage(), **RETRIES})
+    yield type(ns)(**{**ns.properties, **root, **_storage(nowhere)})
 
 
 def _timed(fn):
