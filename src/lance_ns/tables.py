@@ -342,9 +342,25 @@ def _read_bytes(location: str, opts: dict | None) -> bytes | None:
 
 
 def _write_bytes(location: str, opts: dict | None, data: bytes) -> None:
+    """Write ``location`` in one step: a reader sees the old file or the new one, never a
+    part (a manifest read half-written fails its open with "Invalid range 0..0", and
+    pylance takes a table it cannot open for a new one).  A PUT to an object store is
+    one step already; on local disk the bytes go to a file beside it, then a rename."""
+    import os
+
     from .storage import filesystem
 
     fs, path = filesystem(location, opts)
+    if fs.type_name == "local":
+        tmp = f"{path}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
+        try:
+            with open(tmp, "wb") as out:
+                out.write(data)
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        return
     with fs.open_output_stream(path) as out:
         out.write(data)
 

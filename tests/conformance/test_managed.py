@@ -10,11 +10,14 @@ cover the operations' fields.
 
 from __future__ import annotations
 
+import os
+
 import lance
 import pyarrow as pa
 import pytest
 from lance_namespace import LanceNamespaceError
 
+from lance_ns.conformance import appends
 from lance_ns.conformance.checks_managed import Stager
 
 from .test_concurrency import OK, THREADS, assert_one_winner, race
@@ -54,3 +57,43 @@ def test_racing_commits_of_one_version_have_one_winner(scope):
     got = lance.dataset(namespace_client=c, table_id=tid).to_table()["v"].to_pylist()
     assert sorted(got) == sorted(["seed", f"w{winner}"]), (out, got)
     assert out.count(OK) == 1
+
+
+#: rounds of the concurrent-appends races (a race lost once in twelve rounds is caught in
+#: twenty with probability 1 - (11/12)**20 = 82%, in each of the three kinds of writer)
+APPEND_ROUNDS = int(os.environ.get("LANCE_NS_APPEND_ROUNDS", "20"))
+
+
+def _need_managed_data(scope):
+    if not scope.has("managed"):
+        pytest.skip("the backend declares no managed versioning: test_managed_mode_is_held_or_refused checks its refusal")
+    if not scope.has("data"):
+        pytest.skip("pylance cannot write table data through this backend here")
+
+
+def _assert_rounds(scope, kind: str, run) -> None:
+    failures = []
+    for r in range(APPEND_ROUNDS):
+        result = run(scope.child(f"{kind}{r}"))
+        if result.problems:
+            failures.append(f"round {r}: " + "; ".join(result.problems[:4])
+                            + (f" (failed attempts: {[f[3] for f in result.failed][:2]})" if result.failed else ""))
+    assert not failures, f"{len(failures)} of {APPEND_ROUNDS} rounds lost or invented writes:\n" + "\n".join(failures)
+
+
+def test_concurrent_appends_lose_nothing(scope):
+    """4 threads x 6 appends to one managed table through one client object (through a
+    REST backend: 4 clients of one server): every acknowledged append held exactly once,
+    versions 1..N, no Overwrite nobody asked for."""
+    _need_managed_data(scope)
+    _assert_rounds(scope, "threads", lambda tid: appends.run_round(scope.ctx.connect, tid))
+
+
+def test_concurrent_appends_of_processes_lose_nothing(scope):
+    """The same race between 4 processes, each with a client of its own."""
+    _need_managed_data(scope)
+    if scope.ctx.spawn is None:
+        pytest.skip("the backend's catalog lives in this process: no other process can reach it")
+    impl, props = scope.ctx.spawn
+    with appends.ProcessWriters(impl, props) as writers:
+        _assert_rounds(scope, "proc", lambda tid: appends.run_round(scope.ctx.connect, tid, processes=writers))

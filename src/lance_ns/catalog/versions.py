@@ -111,9 +111,12 @@ class TableVersions:
             )
         return ns, table
 
-    def published(self, ns: list[str], table: CatalogTable, version: int | None) -> dict | None:
-        """The published record of ``version`` (None: the latest; None if there is none)."""
-        history = self.ns.history.versions(ns, table)
+    def published(self, ns: list[str], table: CatalogTable, version: int | None,
+                  history: list[dict] | None = None) -> dict | None:
+        """The published record of ``version`` (None: the latest; None if there is none), in
+        ``history`` (a snapshot :meth:`settled` answered) or else in the history as read now."""
+        if history is None:
+            history = self.ns.history.versions(ns, table)
         if version is None:
             return history[-1] if history else None
         for record in history:
@@ -123,38 +126,58 @@ class TableVersions:
             f"version {version} of table {to_string(ns + [table.name])!r} was never published by the namespace"
         )
 
-    def settled(self, ns: list[str], table: CatalogTable) -> CatalogTable:
-        """``table`` (read again if need be) once its latest version's manifest is in place.
+    def settled(self, ns: list[str], table: CatalogTable, version: int | None = None) -> list[dict]:
+        """The table's history, read once the manifest of ``version`` (None: the latest) is
+        in place: the snapshot every answer about the table's versions is taken from.
 
         A commit is granted first and its manifest copied into ``_versions/`` right
-        after (:meth:`commit_versions`).  A reader answered the latest version in
-        between finds no manifest there, and pylance takes a table whose latest
-        manifest is missing for a new one: an append then commits a fresh dataset
-        as the next version, and every earlier row is gone from the table.  So the
-        reads that answer the latest version wait the copy out (a failed copy
-        withdraws the version: the history is read again while waiting), and
-        refuse the table with code 19 when the copy never comes.
+        after (:meth:`commit_versions`).  A reader answered a version in between finds
+        no manifest there, and pylance takes a table whose latest manifest is missing
+        for a new one: an append then commits a fresh dataset (an Overwrite) as the
+        next version, and every earlier row is gone from the table.  So the reads that
+        answer a version wait the copy out (a failed copy withdraws the version: the
+        history is read again while waiting), and refuse the table with code 19 when
+        the latest one's copy never comes.
+
+        The answer must come from the very snapshot whose manifest was seen in place:
+        a second read of the history a moment later may end in a version granted
+        meanwhile, still being copied (the directory namespace's version store is read
+        live, not from ``table``).  A version other than the latest is waited for only
+        while it is young (:data:`_PUBLISH_WAIT`): an old one whose manifest is gone was
+        cleaned up, and its read fails as any read of a removed version does.
         """
         deadline, pause = time.monotonic() + _PUBLISH_WAIT, 0.005
         while True:
             history = self.ns.history.versions(ns, table)
-            if not history or self._manifest_in_place(table, history[-1]):
-                self._set_aside_bypass(ns, table, history)
-                return table
+            record = self.published(ns, table, version, history)
+            if record is None or self._manifest_in_place(table, record):
+                if version is None:
+                    self._set_aside_bypass(ns, table, history)
+                return history
+            if version is not None and not self._young(record):
+                return history
             if time.monotonic() >= deadline:
+                if version is not None:
+                    return history
                 # The committer stopped between grant and copy.  Answering this version
                 # would make pylance take the table for new and commit over every row,
                 # so the table is refused until the version is withdrawn.
-                version = history[-1]["version"]
+                latest = record["version"]
                 raise InvalidTableStateError(
-                    f"table {to_string(ns + [table.name])!r}: version {version} was granted but its manifest "
+                    f"table {to_string(ns + [table.name])!r}: version {latest} was granted but its manifest "
                     f"never reached _versions/ (its committer stopped between the two steps); withdraw it "
-                    f"with BatchDeleteTableVersions (range {version}..{version + 1}) to make the version "
+                    f"with BatchDeleteTableVersions (range {latest}..{latest + 1}) to make the version "
                     "before it the latest again"
                 )
             time.sleep(pause)
             pause = min(pause * 2, 0.2)
             table = self.ns._get_table(ns, table.name) or table
+
+    @staticmethod
+    def _young(record: dict) -> bool:
+        """Whether a version was granted recently enough that its copy may still be under way."""
+        granted = record.get("timestamp_millis")
+        return granted is None or time.time() * 1000 - granted < _PUBLISH_WAIT * 1000
 
     def _set_aside_bypass(self, ns: list[str], table: CatalogTable, history: list[dict]) -> None:
         """Move manifests written straight to storage after the latest published version
@@ -191,11 +214,11 @@ class TableVersions:
 
     def describe_managed(self, ns, table, resp, request, opts) -> None:
         refuse_blocking("waiting for a granted version's manifest")
-        table = self.settled(ns, table)
-        latest = self.published(ns, table, None)
+        history = self.settled(ns, table)
+        latest = self.published(ns, table, None, history)
         resp.managed_versioning = True
         if request.version is not None:
-            self.published(ns, table, request.version)  # 11 for a version the namespace never published
+            self.published(ns, table, request.version, history)  # 11: a version the namespace never published
         detail = request.load_detailed_metadata or request.version is not None or request.tag
         if request.check_declared or request.load_detailed_metadata:
             resp.is_only_declared = latest is None
@@ -207,9 +230,9 @@ class TableVersions:
             pinned = None if request.tag else (request.version if request.version is not None else latest["version"])
             self.ns._add_detail(resp, request.model_copy(update={"version": pinned}), opts)
             if request.tag:
-                self.published(ns, table, resp.version)
+                self.published(ns, table, resp.version, history)
         resp.version = resp.version if detail else latest["version"]
-        shown = self.published(ns, table, resp.version)
+        shown = self.published(ns, table, resp.version, history)
         resp.metadata = {**(resp.metadata or {}), "manifest_path": shown["manifest_path"]}
 
     def commit_versions(self, entries: list) -> list[dict]:
@@ -374,9 +397,8 @@ class TableVersions:
         if found is None:
             return self.ns.data_ops.describe_table_version(request)
         ns, table = found
-        if request.version is None:
-            table = self.settled(ns, table)
-        record = self.published(ns, table, request.version)
+        history = self.settled(ns, table, request.version)
+        record = self.published(ns, table, request.version, history)
         if record is None:
             raise TableVersionNotFoundError(f"table {to_string(ns + [table.name])!r} has no published version yet")
         return DescribeTableVersionResponse(version=TableVersion.from_dict(record))
@@ -387,8 +409,7 @@ class TableVersions:
         if found is None:
             return self.ns.data_ops.list_table_versions(request)
         ns, table = found
-        table = self.settled(ns, table)
-        page, token = version_page(self.ns.history.versions(ns, table), request)
+        page, token = version_page(self.settled(ns, table), request)
         return ListTableVersionsResponse(versions=[TableVersion.from_dict(r) for r in page], page_token=token)
 
     @translating

@@ -66,6 +66,9 @@ class Ctx:
     race_rounds: int | None = None
     #: a server or client that is not lance-ns (optional operations may be missing there)
     third_party: bool = False
+    #: (impl, properties) a process of its own connects with to the same catalog
+    #: (None: the catalog lives in this process, as ``memory``'s does)
+    spawn: tuple[str, dict] | None = None
 
 
 @dataclass

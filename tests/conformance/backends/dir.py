@@ -30,7 +30,8 @@ ENVIRONMENT = ("nested", "data", "detail", "ns_properties", "table_properties", 
 def _local(tmp):
     root = str(tmp / "root")
     connect = lambda: lance_ns.connect("dir", {"root": root})  # noqa: E731
-    yield Ctx(connect=connect, caps=declared_caps(connect(), *ENVIRONMENT), scratch=f"{root}/scratch")
+    yield Ctx(connect=connect, caps=declared_caps(connect(), *ENVIRONMENT), scratch=f"{root}/scratch",
+              spawn=("dir", {"root": root}))
 
 
 @contextmanager
@@ -48,6 +49,7 @@ def _s3(tmp):
             caps=declared_caps(lance_ns.connect("dir", props), *ENVIRONMENT),
             scratch=f"{root}/scratch",
             storage_options=opts,
+            spawn=("dir", props),
         )
 
 

@@ -51,7 +51,8 @@ def _ours(tmp):
     with run_server_in_thread(served) as server:
         client = lance_ns.connect("rest", {"uri": server.url})
         try:
-            yield Ctx(connect=lambda: client, caps=declared_caps(served, *_ENVIRONMENT), scratch=str(tmp / "scratch"))
+            yield Ctx(connect=lambda: client, caps=declared_caps(served, *_ENVIRONMENT), scratch=str(tmp / "scratch"),
+                      spawn=("rest", {"uri": server.url}))
         finally:
             client.close()
 
