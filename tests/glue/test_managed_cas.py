@@ -11,15 +11,24 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from botocore.stub import ANY, Stubber
 from lance_namespace import LanceNamespaceError
 
 import lance_ns
+from lance_ns.impls import glue
 
 ACCT = "111122223333"
 LOCATION = "s3://wh/root/db/t.lance"
 HISTORY = [{"version": 1, "manifest_path": "root/db/t.lance/_versions/18446744073709551614.manifest"}]
 PARAMS = {"table_type": "lance", "managed_versioning": "true", "lance_ns.versions": json.dumps(HISTORY)}
+
+
+@pytest.fixture(autouse=True)
+def _real_glue(monkeypatch):
+    """This endpoint is AWS Glue, which honours VersionId: its probe (tests below) is
+    taken as answered, so each test's Stubber holds only the calls it is about."""
+    monkeypatch.setitem(glue._VERSION_ID_HONOURED, (None, ACCT), True)
 
 
 def connect():
@@ -72,3 +81,40 @@ def test_the_swap_primitive_reports_won_and_lost():
         assert ns._swap_table_properties(["db"], table, {"x": "y"}) is True
         assert ns._swap_table_properties(["db"], table, {"x": "y"}) is False
         stub.assert_no_pending_responses()
+
+
+def _probe_calls(stub, stale_update_error: str | None):
+    """The probe's calls: scratch database and table, one update, one with the stale VersionId."""
+    stub.add_response("create_database", {}, {"DatabaseInput": {"Name": ANY}, "CatalogId": ACCT})
+    stub.add_response("create_table", {}, {"TableInput": ANY, "DatabaseName": ANY, "CatalogId": ACCT})
+    stub.add_response("get_table", {"Table": {"Name": "probe", "DatabaseName": "x", "VersionId": "1"}},
+                      {"Name": "probe", "DatabaseName": ANY, "CatalogId": ACCT})
+    stub.add_response("update_table", {}, {"TableInput": ANY, "VersionId": "1", "DatabaseName": ANY, "CatalogId": ACCT})
+    if stale_update_error:
+        stub.add_client_error("update_table", stale_update_error, "changed", 400,
+                              expected_params={"TableInput": ANY, "VersionId": "1", "DatabaseName": ANY,
+                                               "CatalogId": ACCT})
+    else:  # an endpoint that ignores VersionId accepts the stale update
+        stub.add_response("update_table", {}, {"TableInput": ANY, "VersionId": "1", "DatabaseName": ANY,
+                                               "CatalogId": ACCT})
+    stub.add_response("delete_table", {}, {"Name": "probe", "DatabaseName": ANY, "CatalogId": ACCT})
+    stub.add_response("delete_database", {}, {"Name": ANY, "CatalogId": ACCT})
+
+
+@pytest.mark.parametrize("honoured", [True, False])
+def test_the_version_id_probe_decides_whether_managed_tables_are_held(monkeypatch, honoured):
+    """A stale VersionId refused (Glue): managed tables are held.  Accepted (moto): they are
+    refused with code 0 naming the missing condition, and so is every commit."""
+    monkeypatch.delitem(glue._VERSION_ID_HONOURED, (None, ACCT))
+    ns = connect()
+    with Stubber(ns.glue) as stub:
+        _probe_calls(stub, "ConcurrentModificationException" if honoured else None)
+        assert ns.supports_managed_versioning is honoured
+        stub.assert_no_pending_responses()
+        assert ns.supports_managed_versioning is honoured  # probed once per endpoint and process
+    if not honoured:  # a commit to a managed table made before (or elsewhere) is refused, not lost
+        table = lance_ns.catalog.table.CatalogTable(name="t", location=LOCATION, properties=dict(PARAMS),
+                                                    kind="EXTERNAL_TABLE", token="5")
+        with pytest.raises(LanceNamespaceError) as e:
+            ns._swap_table_properties(["db"], table, {"x": "y"})
+        assert int(e.value.code) == 0 and "ignores UpdateTable's VersionId" in str(e.value), e.value

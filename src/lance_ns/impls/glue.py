@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import logging
 import threading
 from typing import Any, Iterator
 
@@ -91,7 +92,11 @@ _INVALID = {"InvalidInputException", "ValidationException", "InvalidParameterVal
 _NO_API = {"500", "501", "NotImplemented", "UnknownOperationException", "InvalidAction"}
 #: custom endpoints found without the catalog API in this process
 _NO_CATALOG_API: set[str] = set()
+#: (endpoint, catalog_id) -> whether it honours UpdateTable's VersionId, probed once per process
+_VERSION_ID_HONOURED: dict[tuple, bool] = {}
 
+
+log = logging.getLogger(__name__)
 
 _LOADER = None
 
@@ -162,6 +167,9 @@ class GlueNamespace(CatalogNamespace):
             self.glue = self._boto.client("glue", endpoint_url=self.prop("endpoint"), config=self._config())
         except botocore.exceptions.BotoCoreError as e:  # NoRegionError, bad endpoint, ...
             raise InvalidInputError(f"cannot configure the Glue client: {e}") from e
+        if self.managed_default() and not self.supports_managed_versioning:
+            raise UnsupportedOperationError(f"managed_versioning=true: implementation-managed tables: "
+                                            f"{self.managed_refusal}")
 
     def close(self) -> None:
         """Release the HTTP connections of the Glue (and STS) clients."""
@@ -447,12 +455,68 @@ class GlueNamespace(CatalogNamespace):
             raise
 
     # -- implementation-managed tables: UpdateTable conditioned on the VersionId read ----------
-    supports_managed_versioning = True
+    @property
+    def supports_managed_versioning(self) -> bool:
+        """Whether this endpoint honours UpdateTable's ``VersionId`` (:meth:`_probe_version_id`):
+        the compare-and-swap every version commit of a managed table rests on."""
+        return self._version_id_honoured()
+
+    @property
+    def managed_refusal(self) -> str:
+        return ("this Glue endpoint ignores UpdateTable's VersionId (an update with a stale VersionId "
+                "succeeded), so racing commits would each be acknowledged and all but one lost")
+
+    def _version_id_honoured(self) -> bool:
+        key = (self.prop("endpoint"), self.catalog_id)
+        if key not in _VERSION_ID_HONOURED:
+            _VERSION_ID_HONOURED[key] = self._probe_version_id()
+        return _VERSION_ID_HONOURED[key]
+
+    def _probe_version_id(self) -> bool:
+        """Ask the endpoint whether it honours ``VersionId``: in a scratch database, update
+        a scratch table once, then again with the VersionId from before the first update,
+        which Glue refuses (ConcurrentModificationException) and moto accepts.  An endpoint
+        that refuses the probe itself (no CreateDatabase right, say) cannot tell: Glue's
+        documented behaviour is assumed, and a warning says so."""
+        import uuid
+
+        database = f"lance_ns_cas_probe_{uuid.uuid4().hex[:12]}"
+        kw = {**self._cat_kw([]), "DatabaseName": database}
+        table = {"Name": "probe", "TableType": EXTERNAL_TABLE, "Parameters": {"probe": "0"}}
+        try:
+            self.glue.create_database(DatabaseInput={"Name": database}, **self._cat_kw([]))
+            try:
+                self.glue.create_table(TableInput=table, **kw)
+                before = self.glue.get_table(Name="probe", **kw)["Table"].get("VersionId")
+                if not before:
+                    return False  # nothing to commit against (refused as _swap_table_properties does)
+                self.glue.update_table(TableInput={**table, "Parameters": {"probe": "1"}}, VersionId=before, **kw)
+                try:
+                    self.glue.update_table(TableInput={**table, "Parameters": {"probe": "2"}}, VersionId=before, **kw)
+                except botocore.exceptions.ClientError as e:
+                    if _conflict(e):
+                        return True
+                    raise
+                log.warning("Glue endpoint %s ignores UpdateTable's VersionId: implementation-managed "
+                            "tables are refused on it", self.prop("endpoint") or "(AWS)")
+                return False
+            finally:
+                try:
+                    self.glue.delete_table(Name="probe", **kw)
+                finally:
+                    self.glue.delete_database(Name=database, **self._cat_kw([]))
+        except botocore.exceptions.ClientError as e:
+            log.warning("could not probe whether Glue honours UpdateTable's VersionId (%s); assuming it "
+                        "does, as AWS Glue documents", _code(e) or e)
+            return True
 
     def _swap_table_properties(self, ns, table, properties):
         """Glue's compare-and-swap: UpdateTable with the ``VersionId`` the table was read at
         fails with ConcurrentModificationException when it changed meanwhile (what
-        Iceberg's Glue catalog commits with)."""
+        Iceberg's Glue catalog commits with).  Refused (code 0) on an endpoint that
+        ignores the ``VersionId``: there every racing commit would be acknowledged."""
+        if not self.supports_managed_versioning:
+            raise UnsupportedOperationError(f"implementation-managed tables: {self.managed_refusal}")
         if not table.token:
             raise UnsupportedOperationError(
                 "implementation-managed tables: this Glue endpoint answers no table VersionId to commit against"

@@ -41,6 +41,7 @@ def _start(tmp, **extra: str):
             caps=declared_caps(ns, "data", "detail", "ns_properties", "table_properties", "register"),
             scratch=f"s3://{BUCKET}/scratch",
             storage_options=opts,
+            spawn=("glue", props),
             race_limits={
                 "test_racing_commits_of_one_version_have_one_winner": (
                     "moto ignores UpdateTable's VersionId (every racing update succeeds); Glue's "
