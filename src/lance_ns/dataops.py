@@ -307,8 +307,9 @@ class DataOperations:
         if existing is None:
             try:
                 declared = self.ns.declare_table(DeclareTableRequest(
-                    id=request.id, location=self._creation_location(request.id), properties=request.properties,
-                    vend_credentials=False))
+                    id=request.id, location=self._creation_location(request.id),
+                    # the location is the namespace's choice even when it is a fresh sibling: owned
+                    properties={storage.OWNED_KEY: "true", **(request.properties or {})}, vend_credentials=False))
                 declared_here = True
                 location, managed = declared.location, bool(declared.managed_versioning)
                 opts = {**self.ns.storage_options, **(declared.storage_options or {}), **overrides}

@@ -8,12 +8,15 @@ removes it on DropTable.  One place, so every backend treats locations alike.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import posixpath
 import re
 from urllib.parse import urlparse
 
 from .errors import InvalidInputError
+
+log = logging.getLogger(__name__)
 
 
 #: what object stores, pyarrow's AWS SDK and Lance's object_store say when the storage
@@ -223,6 +226,47 @@ def put_if_absent(location: str, data: bytes, storage_options: dict[str, str] | 
         return False
 
 
+#: (scheme, bucket, endpoint) -> why writes are refused there (None: conditional PUTs hold),
+#: probed once per process (:func:`conditional_put_refusal`)
+_CONDITIONAL_PUT: dict[tuple, str | None] = {}
+
+
+def conditional_put_refusal(root: str, storage_options: dict[str, str] | None = None) -> str | None:
+    """Why writes under ``root`` must be refused, or None where its store decides a
+    conditional PUT (``If-None-Match: *``) atomically, as every commit here needs
+    (Lance's own, the manifest's, a version's publication): without it two racing
+    commits of one version both succeed and one is silently lost.
+
+    Asked of the store itself, once per bucket and process: a probe object under
+    ``<root>/_lance_ns/`` is created, created again (which must be refused) and
+    removed.  Local disk always holds (a hard link).  A store that refuses the probe
+    altogether (read-only credentials, say) cannot tell; it is not refused for that."""
+    if not is_uri(root) or root.startswith("file://"):
+        return None
+    parsed = urlparse(root)
+    opts = {k.lower(): v for k, v in (storage_options or {}).items()}
+    key = (parsed.scheme, parsed.netloc, opts.get("endpoint") or opts.get("aws_endpoint") or opts.get("endpoint_url"))
+    if key not in _CONDITIONAL_PUT:
+        probe = join(root, "_lance_ns", f"conditional-put-probe-{os.urandom(6).hex()}")
+        try:
+            first, second = put_if_absent(probe, b"1", storage_options), put_if_absent(probe, b"2", storage_options)
+        except Exception as e:  # noqa: BLE001 - no answer is no evidence against the store
+            log.info("could not probe conditional PUTs under %s: %s", root, e)
+            return None
+        finally:
+            try:
+                delete_location(probe, storage_options)
+            except Exception:  # noqa: BLE001 - a probe object left is only a few bytes
+                pass
+        _CONDITIONAL_PUT[key] = None if first and not second else (
+            f"the object store at {parsed.scheme}://{parsed.netloc} ignores conditional PUTs (a second "
+            "If-None-Match: * PUT of one key succeeded), so two racing commits would both be acknowledged "
+            "and one silently lost; writes are refused (reads work)")
+        if _CONDITIONAL_PUT[key]:
+            log.error("%s", _CONDITIONAL_PUT[key])
+    return _CONDITIONAL_PUT[key]
+
+
 def _seconds(text: str) -> float:
     """object_store's durations ("30s", "500ms", "2m", or plain seconds) in seconds."""
     match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*", str(text))
@@ -270,6 +314,9 @@ def delete_location(location: str, storage_options: dict[str, str] | None = None
 
 #: left in a dropped table's directory so that no later table of the same name reuses it
 DROPPED_MARKER = ".lance-dropped"
+#: the table property recording whether lance-ns owns a table's data (a drop deletes only
+#: owned data): see lance_ns.catalog.table, where the rules on it live
+OWNED_KEY = "lance_ns.owned"
 
 
 def mark_dropped(location: str, storage_options: dict[str, str] | None = None) -> None:

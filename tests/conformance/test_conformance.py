@@ -452,14 +452,77 @@ def test_purge_drops_the_data_of_a_registered_table(scope):
         _rows_at(scope, location)
 
 
+def _written_outside(scope, name: str, sibling: bool = False) -> tuple[list[str], str]:
+    """A dataset written with pylance alone (no namespace) at the location this backend
+    would choose for table ``name`` (its default location, read from a declaration taken
+    back at once), or at a fresh sibling of it (``sibling``: the shape CreateTable gives a
+    new table where the default still holds files), then registered as ``name``:
+    (table id, location).  The data is the writer's, whatever the path looks like."""
+    from lance_ns import storage
+
+    c = scope.client
+    tid = scope.child(name)
+    c.declare_table({"id": tid})
+    location = c.deregister_table({"id": tid}).location
+    if sibling:
+        location = storage.fresh_variant(location)
+    lance.write_dataset(sample(5), location, storage_options=scope.ctx.storage_options or None)
+    c.register_table({"id": tid, "location": location})
+    return tid, location
+
+
+@pytest.mark.parametrize("where", ["default", "sibling"])
+def test_a_dataset_registered_at_a_location_we_would_choose_survives_drops(scope, where):
+    """Ownership is recorded when a table is made, never read off its path: a dataset
+    written outside lance-ns and registered at the table's default location (or at a
+    sibling-shaped one) keeps every row through DropTable and through a Cascade
+    DropNamespace; purge is the way to delete it on purpose."""
+    if not (scope.has("data") and scope.has("register")):
+        pytest.skip("backend cannot register existing locations here")
+    c = scope.client
+    tid, location = _written_outside(scope, "precious", sibling=where == "sibling")
+    c.drop_table({"id": tid})
+    assert code_of(c.describe_table, {"id": tid}) == 4
+    assert _rows_at(scope, location) == 5, "DropTable deleted a registered table's data"
+    if scope.has("cascade"):
+        c.register_table({"id": tid, "location": location})
+        c.drop_namespace({"id": scope.id, "behavior": "Cascade"})
+        c.create_namespace({"id": scope.id})  # for the fixture's cleanup
+        assert _rows_at(scope, location) == 5, "a Cascade drop deleted a registered table's data"
+    from lance_ns.base import NamespaceBase
+
+    if isinstance(scope.client, NamespaceBase):  # (purge is lance-ns's context entry: pylance sends none)
+        c.register_table({"id": tid, "location": location})
+        c.drop_table({"id": tid, "context": {"purge": "true"}})
+        with pytest.raises(Exception):
+            _rows_at(scope, location)
+
+
+def test_a_table_the_namespace_made_loses_its_data_on_drop(scope):
+    """The other side of the record: a table lance-ns made (CreateTable through pylance's
+    write, and a declared one written later) is owned, wherever the namespace put it."""
+    if not scope.has("data"):
+        pytest.skip("pylance cannot write table data through this backend here")
+    c = scope.client
+    made, declared = scope.child("made"), scope.child("declared")
+    lance.write_dataset(sample(2), namespace_client=c, table_id=made, mode="create")
+    c.declare_table({"id": declared})
+    lance.write_dataset(sample(3), namespace_client=c, table_id=declared, mode="append")
+    for tid in (made, declared):
+        location = c.describe_table({"id": tid}).location
+        c.drop_table({"id": tid})
+        with pytest.raises(Exception):
+            _rows_at(scope, location)
+
+
 # -- renames -------------------------------------------------------------------------------
 
 
 def test_rename_moves_a_table_into_another_namespace(scope):
     """RenameTable with new_namespace_id on every backend (a sibling database on
     flat catalogs): the table leaves its namespace, keeps its location and rows,
-    ListAllTables shows it under its new id; a later DropTable keeps its data
-    (the location is no longer the new id's own), as for a registered table."""
+    ListAllTables shows it under its new id; a later DropTable deletes its data: the
+    namespace made the table, and a new name does not change whose data it is."""
     c = scope.client
     dest = scope.child("dest") if scope.has("nested") else scope.ctx.parent + [scope.id[-1] + "dest"]
     c.create_namespace({"id": dest})
@@ -479,7 +542,8 @@ def test_rename_moves_a_table_into_another_namespace(scope):
         if scope.has("data"):
             assert lance.dataset(namespace_client=c, table_id=dest + ["moved"]).count_rows() == 4
             c.drop_table({"id": dest + ["moved"]})
-            assert _rows_at(scope, location) == 4, "a renamed table's data survives DropTable"
+            with pytest.raises(Exception):  # the owner recorded at creation: lance-ns
+                _rows_at(scope, location)
     finally:
         drop = {"id": dest, "mode": "Skip"}
         if scope.has("cascade"):

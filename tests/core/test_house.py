@@ -1,12 +1,11 @@
-"""The shape of the code, held: classes a reader can hold in their head, shallow
-inheritance, and a backend contract (lance_ns.catalog.store) equal to what the
-backends really implement."""
+"""The shape of the code, held: shallow inheritance, and a backend contract
+(lance_ns.catalog.store) equal to what the backends really implement.
+
+(No cap on a class's lines: a long class that reads well beats a short one that
+reaches into its neighbour, and a cap only taught the code to pack statements.)"""
 
 from __future__ import annotations
 
-import ast
-import inspect
-from pathlib import Path
 
 import pytest
 from lance_namespace import LanceNamespace
@@ -17,9 +16,6 @@ from lance_ns.catalog.store import CONTRACT, PRIMITIVES
 from lance_ns.config import load_class
 from lance_ns.impls import IMPLS
 
-SRC = Path(__file__).resolve().parents[2] / "src"
-MAX_CLASS_LINES = 500
-MAX_BACKEND_LINES = 1200  # the backend class with the project classes it inherits from
 MAX_PROJECT_BASES = 3
 
 
@@ -31,22 +27,11 @@ def _backends() -> dict[str, type]:
     return {name: load_class(name) for name in sorted(IMPLS)}
 
 
-def test_no_class_is_over_500_lines():
-    big = []
-    for path in SRC.rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ClassDef) and node.end_lineno - node.lineno + 1 > MAX_CLASS_LINES:
-                big.append(f"{path.relative_to(SRC)}:{node.name} ({node.end_lineno - node.lineno + 1} lines)")
-    assert not big, big
-
-
 @pytest.mark.parametrize("impl", sorted(IMPLS))
-def test_a_backend_object_is_small_and_shallow(impl):
+def test_a_backend_object_is_shallow(impl):
     cls = load_class(impl)
     project = _project_classes(cls)
     assert len(project) - 1 <= MAX_PROJECT_BASES, [c.__name__ for c in project]
-    lines = sum(len(inspect.getsource(c).splitlines()) for c in project)
-    assert lines <= MAX_BACKEND_LINES, f"{cls.__name__}: {lines} lines with {[c.__name__ for c in project[1:]]}"
 
 
 def _overridden(cls: type) -> set[str]:

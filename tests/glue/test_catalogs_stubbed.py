@@ -113,7 +113,8 @@ def test_declare_and_page_tables_in_a_catalog_database():
         table_input = {
             "Name": "t",
             "TableType": "EXTERNAL_TABLE",
-            "Parameters": {"table_type": "lance"},
+            # the namespace chose the location: the table's data is recorded as lance-ns's
+            "Parameters": {"table_type": "lance", "lance_ns.owned": "true"},
             "StorageDescriptor": {"Location": "s3://wh/root/sales/orders/t.lance"},
         }
         stub.add_response("create_table", {}, {"CatalogId": SALES, "DatabaseName": "orders", "TableInput": table_input})

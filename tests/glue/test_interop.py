@@ -32,7 +32,8 @@ def test_declared_table_has_the_spec_shape_for_boto3(props, glue, db_name):
     resp = ns.declare_table({"id": [db_name, "events"], "properties": {"team": "ml"}})
     t = glue.get_table(DatabaseName=db_name, Name="events")["Table"]
     assert t["TableType"] == "EXTERNAL_TABLE"
-    assert t["Parameters"] == {"table_type": "lance", "team": "ml"}
+    # (lance_ns.owned: the namespace chose the location, so a drop deletes the data)
+    assert t["Parameters"] == {"table_type": "lance", "team": "ml", "lance_ns.owned": "true"}
     assert t["StorageDescriptor"]["Location"] == resp.location == f"s3://{BUCKET}/warehouse/{db_name}/events.lance"
 
 
@@ -71,7 +72,9 @@ def test_register_overwrite_refuses_foreign_table(props, glue, db_name, endpoint
     ns.register_table({"id": [db_name, "t"], "location": loc})
     ns.register_table({"id": [db_name, "t"], "location": loc, "mode": "Overwrite", "properties": {"v": "2"}})
     t = glue.get_table(DatabaseName=db_name, Name="t")["Table"]  # replaced in place (UpdateTable)
-    assert t["Parameters"] == {"table_type": "lance", "v": "2"} and t["StorageDescriptor"]["Location"] == loc
+    # (lance_ns.owned false: registered data is not the namespace's to delete)
+    assert t["Parameters"] == {"table_type": "lance", "v": "2", "lance_ns.owned": "false"}
+    assert t["StorageDescriptor"]["Location"] == loc
 
 
 def test_pylance_writes_s3_data_where_glue_points(props, glue, db_name, endpoint):

@@ -22,11 +22,13 @@ The rules written once here, for every backend (the directory namespace too):
 * locations (:func:`lance_ns.catalog.locations.checked`): a table location
   never equals, contains or lies inside the root, a reserved path or another
   table's location, as far as the namespace can know cheaply (see there);
-* what a drop deletes (:meth:`CatalogNamespace.owns_location`): DropTable and
-  a Cascade DropNamespace delete data only at locations the namespace chose
-  itself (the default location of the table's id); a table registered or
-  declared at any other location loses its entry and keeps its data, unless
-  the request's ``context`` says ``{"purge": "true"}``.
+* what a drop deletes (:meth:`CatalogNamespace.owns_data`): DropTable and a
+  Cascade DropNamespace delete the data only of tables whose entry records
+  lance-ns as their owner, from the moment they were made (``OWNED_KEY``: the
+  namespace chose the location); a registered table, or one declared at a
+  location given, loses its entry and keeps its data, wherever it lies, unless
+  the request's ``context`` says ``{"purge": "true"}``.  Tables of releases
+  before the record are judged by their location (:meth:`owns_location`).
 """
 
 from __future__ import annotations
@@ -69,8 +71,10 @@ from .table import (
     is_lance_properties,
     is_managed,
     purge_requested,
+    recorded_owner,
     shown_properties,
     translating,
+    with_owner,
 )
 from . import locations
 from .entries import EntryOperations
@@ -188,14 +192,24 @@ class CatalogNamespace(NamespaceBase):
     def default_location(self, ns: list[str], name: str) -> str:
         return storage.join(self.root, *ns, name + self.location_suffix)
 
-    def owns_location(self, ns: list[str], name: str, location: str) -> bool:
-        """Whether ``location`` is the one this namespace chose for table ``ns.name``.
+    def owns_data(self, ns: list[str], table: CatalogTable) -> bool:
+        """Whether lance-ns owns ``table``'s data, so that DropTable and Cascade drops delete
+        it: as its entry records (``OWNED_KEY``, set when the table was made), else, for a
+        table of a release before that record, by its location (:meth:`owns_location`)."""
+        recorded = recorded_owner(table)
+        if recorded is not None:
+            return recorded
+        return bool(table.location) and self.owns_location(ns, table.name, table.location)
 
-        That is the default location, or a fresh sibling of it that DeclareTable
+    def owns_location(self, ns: list[str], name: str, location: str) -> bool:
+        """Whether ``location`` has the shape of one this namespace would choose for table
+        ``ns.name``: the rule for tables whose entry records no owner (made before
+        ``OWNED_KEY``).
+
+        That is the default location, or a fresh sibling of it that CreateTable
         chose because the default one still held files (:func:`storage.fresh_variant`).
-        Only such locations are deleted by DropTable and Cascade drops; a
-        registered location (or one given to DeclareTable) belongs to whoever
-        put the data there.
+        A shape proves nothing about who wrote the data there, which is why new
+        entries record their owner instead.
         """
         default = self.default_location(ns, name)
         return location.rstrip("/") == default.rstrip("/") or storage.is_fresh_variant(location, default)
@@ -380,7 +394,8 @@ class CatalogNamespace(NamespaceBase):
             location = locations.checked(self, ns, name, request.location, metadata_only=not self.catalog_in_storage)
         else:
             location = self.default_location(ns, name)
-        props = self._stored_properties(request.properties)
+        # the namespace owns the data of a table at the location it chose (see OWNED_KEY)
+        props = with_owner(self._stored_properties(request.properties), owned=not request.location)
         if self._wants_managed(request.properties, ns_props):
             props[MANAGED_KEY] = "true"
         return ns, CatalogTable(name=name, location=location, properties=props, kind=self.lance_table_kind,
@@ -390,7 +405,8 @@ class CatalogNamespace(NamespaceBase):
         # validated: pydantic 2's model_construct resolves every default in Python, and costs
         # 7 us against 3 us for this (a bulk declare builds one per table)
         return DeclareTableResponse(
-            location=table.location, storage_options=self.storage_options or None, properties=table.properties or None,
+            location=table.location, storage_options=self.storage_options or None,
+            properties=shown_properties(table.properties) or None,
             managed_versioning=True if is_managed(table) else None,
         )
 
@@ -489,8 +505,8 @@ class CatalogNamespace(NamespaceBase):
         return location
 
     def deletes_data_of(self, ns: list[str], table: CatalogTable, purge: bool = False) -> bool:
-        """Whether dropping ``table`` deletes its data (see :meth:`owns_location`)."""
-        return bool(table.location) and (purge or self.owns_location(ns, table.name, table.location))
+        """Whether dropping ``table`` deletes its data (see :meth:`owns_data`)."""
+        return bool(table.location) and (purge or self.owns_data(ns, table))
 
     # -- hooks around the table primitives (the directory's marker files) ----------
     def _declared(self, ns: list[str], table: CatalogTable) -> None:

@@ -13,7 +13,7 @@ from ..errors import InvalidInputError, TableAlreadyExistsError, UnsupportedOper
 from ..identifiers import split_table_id, to_string, validate_id
 from ..modes import RegisterMode, is_true
 from . import locations
-from .table import MANAGED_KEY, CatalogTable, translating
+from .table import MANAGED_KEY, CatalogTable, shown_properties, translating, with_owner
 
 
 class EntryOperations:
@@ -44,7 +44,8 @@ class EntryOperations:
             found = None
         if found is None:
             raise InvalidInputError(f"no Lance table at {location!r}")
-        props = self.ns._stored_properties(request.properties)
+        # a registered table's data is whoever put it there's: a drop keeps it (purge deletes it)
+        props = with_owner(self.ns._stored_properties(request.properties), owned=False)
         table = CatalogTable(name=name, location=location, properties=props, kind=self.ns.lance_table_kind)
         if existing is not None:
             if not self.ns.is_lance(existing):
@@ -53,15 +54,15 @@ class EntryOperations:
         else:
             self.ns._create_table(ns, table)
         self.ns._registered(ns, table)
-        return RegisterTableResponse(location=location, properties=props or None)
+        return RegisterTableResponse(location=location, properties=shown_properties(props) or None)
 
     @translating
     def rename_table(self, request):
         """Rename (and, with ``new_namespace_id``, move) a table's catalog entry.
 
-        The data stays where it is; the renamed table's location is then no longer
-        the default location of its id, so, like a registered table, a later
-        DropTable keeps the data unless ``purge`` is asked (see :meth:`owns_location`).
+        The data stays where it is, and so does its owner: a table lance-ns made keeps
+        its data deleted by a later DropTable, a registered one keeps it kept (see
+        :meth:`~lance_ns.catalog.CatalogNamespace.owns_data`).
         """
         ns, table = self.ns._lance_table(request.id)
         new_ns = ns if request.new_namespace_id is None else validate_id(request.new_namespace_id)

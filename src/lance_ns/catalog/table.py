@@ -34,6 +34,15 @@ MANAGED_KEY = "managed_versioning"
 #: where a catalog table object keeps the version history of an implementation-managed
 #: table (JSON list of TableVersion dicts, ascending); never shown as a property
 VERSIONS_KEY = "lance_ns.versions"
+#: whether lance-ns owns a table's data ("true": a drop deletes it; "false": a drop keeps it,
+#: ``purge`` deletes it), recorded in the table's entry when it is made: "true" where the
+#: namespace chose the location (DeclareTable without one, CreateTable, a CTAS), "false" for
+#: a registered table or a location given to DeclareTable.  Never shown as a property (a
+#: client copying a table's properties into another catalog must not carry the claim along);
+#: given in a request's properties it is the caller's explicit word, and recorded as given.
+#: Tables made before the mark existed have none: there the location decides
+#: (CatalogNamespace.owns_location), as it did then; ``lance-ns table adopt`` marks them.
+OWNED_KEY = storage.OWNED_KEY
 
 
 def purge_requested(request) -> bool:
@@ -49,8 +58,25 @@ def is_managed(table: "CatalogTable") -> bool:
 
 
 def shown_properties(properties: dict[str, str] | None) -> dict[str, str]:
-    """A table's properties as answered: without the version history kept among them."""
-    return {k: v for k, v in (properties or {}).items() if k != VERSIONS_KEY}
+    """A table's properties as answered: without the version history and the ownership
+    mark kept among them."""
+    return {k: v for k, v in (properties or {}).items() if k not in _UNSHOWN}
+
+
+_UNSHOWN = frozenset({VERSIONS_KEY, OWNED_KEY})
+
+
+def with_owner(properties: dict[str, str], owned: bool) -> dict[str, str]:
+    """``properties`` with the ownership mark: the caller's, where it gave one, else ``owned``."""
+    given = properties.get(OWNED_KEY)
+    return {**properties, OWNED_KEY: "true" if (is_true(given) if given is not None else owned) else "false"}
+
+
+def recorded_owner(table: "CatalogTable") -> bool | None:
+    """Whether the table's entry records lance-ns as the owner of its data (None: no mark,
+    a table made by a release before the mark)."""
+    mark = (table.properties or {}).get(OWNED_KEY)
+    return None if mark is None else is_true(mark)
 
 
 def with_history(table: "CatalogTable", history: list[dict]) -> dict[str, str]:

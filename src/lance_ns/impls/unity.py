@@ -302,7 +302,7 @@ class UnityNamespace(CatalogNamespace):
             "data_source_format": "TEXT",
             "storage_location": table.location,
             # the history is the ledger's, never a property (a re-created entry was read with it)
-            "properties": shown_properties(table.properties),
+            "properties": {k: v for k, v in table.properties.items() if k != VERSIONS_KEY},
             "columns": self._columns_at(table),
         }
         try:  # a 404 here means the parent schema is gone: a namespace error

@@ -37,6 +37,9 @@ VERSIONS_STORE_DIR = "_lance_ns/table_versions"
 TABLE_SUFFIX = ".lance"
 RESERVED = ".lance-reserved"
 DEREGISTERED = ".lance-deregistered"
+#: in a root table's directory registered without the manifest (where no entry can record
+#: its owner): the data is not lance-ns's, and a drop keeps it
+REGISTERED = ".lance-ns-registered"
 #: Empty: the spec names the marker files, not their content, and pylance (which writes
 #: "reserved") tests only that they exist.  An empty file costs the disk an inode; eight
 #: bytes cost a data block as well, which took a bulk declaration at 1M tables from ~15k

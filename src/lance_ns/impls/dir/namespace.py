@@ -77,6 +77,7 @@ from .layout import (
     DEREGISTERED,
     ID_DELIMITER,
     MARKER_BODY,
+    REGISTERED,
     RESERVED,
     TABLE_SUFFIX,
     VERSIONS_STORE_DIR,
@@ -133,6 +134,9 @@ class DirectoryNamespace(CatalogNamespace):
         self.bare_table_dirs = self.bool_prop("bare_table_dirs", True)
         self.allows_external_locations = self.bool_prop("allow_external_locations", False)
         self.files = Files(self.root, self.storage_options)
+        #: why writes are refused here (an object store ignoring conditional PUTs, asked
+        #: once per bucket and process at connect): a lost commit is never risked
+        self.write_refusal = None if self.local else storage.conditional_put_refusal(self.root, self.storage_options)
         self.manifest = (
             Manifest(
                 self.root,
@@ -141,6 +145,7 @@ class DirectoryNamespace(CatalogNamespace):
                 retain_versions=self.int_prop("manifest_retain_versions", 8, minimum=1),
                 staleness=self.int_prop("manifest_staleness_ms", 0) / 1000,
                 remote=not self.local,
+                write_refusal=self.write_refusal,
             )
             if self.manifest_enabled
             else None
@@ -156,6 +161,7 @@ class DirectoryNamespace(CatalogNamespace):
                 compact_every=self.int_prop("manifest_compact_every", 32),
                 retain_versions=self.int_prop("manifest_retain_versions", 8, minimum=1),
                 staleness=self.int_prop("manifest_staleness_ms", 0) / 1000, remote=not self.local,
+                write_refusal=self.write_refusal,
             )
             self.manifest.move_versions_to = self.history.adopt
         self._listing_lock = threading.Lock()
@@ -560,7 +566,14 @@ class DirectoryNamespace(CatalogNamespace):
     def _registered(self, ns, table):
         if not ns and table.location.rstrip("/") == self._root_dir(table.name):
             self.files.delete_file(storage.join(table.location, DEREGISTERED))
+            if self.manifest is None:  # no entry records the owner: the directory does
+                self.files.write(storage.join(table.location, REGISTERED), MARKER_BODY)
         self._invalidate_listing()
+
+    def owns_data(self, ns, table):
+        if table.entry is None and self.files.exists(storage.join(table.location, REGISTERED)):
+            return False  # a root table registered without the manifest
+        return super().owns_data(ns, table)
 
     def _check_parent_survived(self, ns: list[str], oids: list[str]) -> None:
         """After adding ``oids``: if a racing DropNamespace removed its namespace
