@@ -50,7 +50,7 @@ import pyarrow.compute as pc
 
 from ... import storage
 from ...base import refuse_blocking
-from ...errors import ConcurrentModificationError
+from ...errors import ConcurrentModificationError, UnsupportedOperationError
 from ...gc_pause import gc_paused
 from ...paging import SortedNames
 from . import compaction, indexes
@@ -429,7 +429,7 @@ def _is_missing(exc: Exception) -> bool:
 class Manifest:
     def __init__(self, root: str, storage_options: dict[str, str], compact_every: int = 32,
                  retain_versions: int = 8, staleness: float = 0.0, remote: bool = False,
-                 directory: str = MANIFEST_DIR):
+                 directory: str = MANIFEST_DIR, write_refusal: str | None = None):
         #: ``directory``: ``__manifest``, or another table of the same schema and rules
         #: (the namespace's version store, layout.VERSIONS_STORE_DIR)
         self.uri = storage.join(root, directory)
@@ -470,6 +470,13 @@ class Manifest:
         self._loader: threading.Thread | None = None  # the background load, once started
         self._abandon = threading.Event()  # set at interpreter exit: the background load stops
         self.upkeep = Upkeep(self)
+        #: why this table must not be written (its store ignores conditional PUTs:
+        #: storage.conditional_put_refusal); None: it may
+        self.write_refusal = write_refusal
+
+    def _writable(self) -> None:
+        if self.write_refusal:
+            raise UnsupportedOperationError(f"{self.uri}: {self.write_refusal}")
 
     # -- reading -------------------------------------------------------------
     @property
@@ -734,14 +741,22 @@ class Manifest:
 
     # -- writing -------------------------------------------------------------
     def _ensure_table(self) -> None:
+        """Create the (empty) table on the first write, unless another process did.
+
+        ``write_dataset(mode="create")`` would not do: Lance re-applies a create that
+        loses a race as an Overwrite of the winner's version, and every entry the
+        winner had committed meanwhile would be gone (two servers taking their first
+        writes on a fresh root).  Version 1 is committed without retries instead: its
+        manifest is created only if absent (a hard link on local disk, a conditional
+        PUT on object storage), so a loser fails and reads the winner's table."""
         if self._ds is not None:
             return
-        import lance
+        from lance.dataset import LanceDataset, LanceOperation
 
         try:
-            ds = lance.write_dataset(SCHEMA.empty_table(), self.uri, mode="create",
-                                     storage_options=self.storage_options)
-        except Exception as e:  # another process created it first
+            ds = LanceDataset.commit(self.uri, LanceOperation.Overwrite(SCHEMA, []), max_retries=0,
+                                     enable_v2_manifest_paths=True, storage_options=self.storage_options)
+        except Exception as e:  # another process created it first (or the storage failed)
             ds = self._open()
             if ds is None:
                 raise e
@@ -766,6 +781,7 @@ class Manifest:
             },
             schema=SCHEMA,
         )
+        self._writable()
         with self._lock:
             self._ensure_table()
             for attempt in range(_MAX_ATTEMPTS):
@@ -832,6 +848,7 @@ class Manifest:
 
         if not oids:
             return 0
+        self._writable()
         with self._lock:
             for attempt in range(_MAX_ATTEMPTS):
                 self.refresh()
