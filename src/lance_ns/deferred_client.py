@@ -9,8 +9,9 @@ classes that lance-ns never calls and other code calls a few of.
 pydantic's own ``defer_build`` setting postpones that build to a method's first call, with
 the same validation afterwards.  The generated modules give no config, so while one of
 them executes, ``pydantic.validate_call`` is the same decorator with ``defer_build`` set.
-Nothing else changes: the models are imported as they are, and a process that imported
-the client before lance_ns gets it as it was.  (A module another thread imports in those
+Nothing else changes: the models are imported as they are, a process that imported
+the client before lance_ns gets it as it was, and once the API package is imported the
+finder is gone from ``sys.meta_path`` (no later import passes through it).  (A module another thread imports in those
 milliseconds, taking ``validate_call`` from pydantic, is deferred the same way: its
 validators are built at their first call too.)
 """
@@ -51,19 +52,37 @@ class _DeferringLoader(importlib.abc.Loader):
                 pydantic.validate_call = eager
 
 
+class _UninstallingLoader(_DeferringLoader):
+    """The API package itself: its ``__init__`` imports every API module (each deferred
+    while it runs); once it has run, the finder leaves ``sys.meta_path``, so no later
+    import anywhere in the process goes through it."""
+
+    def exec_module(self, module) -> None:
+        try:
+            self._loader.exec_module(module)
+        finally:
+            uninstall()
+
+
 class _DeferringFinder(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
-        if not name.startswith(_API_PACKAGE):
+        if name != _API_PACKAGE[:-1] and not name.startswith(_API_PACKAGE):
             return None
         spec = importlib.machinery.PathFinder.find_spec(name, path, target)
         if spec is not None and spec.loader is not None:
-            spec.loader = _DeferringLoader(spec.loader)
+            spec.loader = (_UninstallingLoader if name == _API_PACKAGE[:-1] else _DeferringLoader)(spec.loader)
         return spec
 
 
 def install() -> None:
-    """Defer the API classes' validators, unless the client is imported already."""
+    """Defer the API classes' validators, unless the client is imported already.  The
+    finder answers for the client's API modules only, and only until they are imported:
+    it removes itself then (:class:`_UninstallingLoader`)."""
     if "lance_namespace_urllib3_client" in sys.modules:
         return
     if not any(isinstance(finder, _DeferringFinder) for finder in sys.meta_path):
         sys.meta_path.insert(0, _DeferringFinder())
+
+
+def uninstall() -> None:
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _DeferringFinder)]

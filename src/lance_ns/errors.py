@@ -1,4 +1,5 @@
-"""The one error table: code -> name -> exception class -> HTTP status.
+"""The one error table: code -> name -> exception class -> HTTP status (the statuses
+themselves: :mod:`lance_ns.error_codes`, which imports nothing).
 
 Every backend raises the ``lance_namespace.errors`` classes so that pylance,
 LanceDB and our REST server all see the same numeric ``code``.  The REST
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .error_codes import HTTP_STATUS
 from lance_namespace.errors import (
     ConcurrentModificationError,
     ErrorCode,
@@ -82,41 +84,25 @@ class ErrorInfo:
     http_status: int
 
 
-def _row(exc: type[LanceNamespaceError], status: int) -> ErrorInfo:
+def _row(exc: type[LanceNamespaceError]) -> ErrorInfo:
     code = int(exc.code)
-    return ErrorInfo(code, ErrorCode(code).name, exc, status)
+    return ErrorInfo(code, ErrorCode(code).name, exc, HTTP_STATUS[code])
 
 
-#: code -> ErrorInfo.  The only place HTTP statuses are decided.
+#: code -> ErrorInfo: each code's class, name and HTTP status (the statuses are decided in
+#: :data:`lance_ns.error_codes.HTTP_STATUS`, the table's dependency-free half)
 ERRORS: dict[int, ErrorInfo] = {
     row.code: row
-    for row in (
-        _row(UnsupportedOperationError, 406),
-        _row(NamespaceNotFoundError, 404),
-        _row(NamespaceAlreadyExistsError, 409),
-        _row(NamespaceNotEmptyError, 409),
-        _row(TableNotFoundError, 404),
-        _row(TableAlreadyExistsError, 409),
-        _row(TableIndexNotFoundError, 404),
-        _row(TableIndexAlreadyExistsError, 409),
-        _row(TableTagNotFoundError, 404),
-        _row(TableTagAlreadyExistsError, 409),
-        _row(TransactionNotFoundError, 404),
-        _row(TableVersionNotFoundError, 404),
-        _row(TableColumnNotFoundError, 404),
-        _row(InvalidInputError, 400),
-        _row(ConcurrentModificationError, 409),
-        _row(PermissionDeniedError, 403),
-        _row(UnauthenticatedError, 401),
-        _row(ServiceUnavailableError, 503),
-        _row(InternalError, 500),
-        _row(InvalidTableStateError, 409),
-        _row(TableSchemaValidationError, 400),
-        _row(ThrottlingError, 429),
-        _row(TableBranchNotFoundError, 404),
-        _row(TableBranchAlreadyExistsError, 409),
-    )
+    for row in map(_row, (
+        UnsupportedOperationError, NamespaceNotFoundError, NamespaceAlreadyExistsError, NamespaceNotEmptyError,
+        TableNotFoundError, TableAlreadyExistsError, TableIndexNotFoundError, TableIndexAlreadyExistsError,
+        TableTagNotFoundError, TableTagAlreadyExistsError, TransactionNotFoundError, TableVersionNotFoundError,
+        TableColumnNotFoundError, InvalidInputError, ConcurrentModificationError, PermissionDeniedError,
+        UnauthenticatedError, ServiceUnavailableError, InternalError, InvalidTableStateError,
+        TableSchemaValidationError, ThrottlingError, TableBranchNotFoundError, TableBranchAlreadyExistsError,
+    ))
 }
+assert set(ERRORS) == set(HTTP_STATUS), "every code has a class and a status"
 
 #: HTTP status -> code, for peers that send a status without a usable body.
 _STATUS_FALLBACK: dict[int, int] = {

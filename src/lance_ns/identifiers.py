@@ -13,7 +13,14 @@ from __future__ import annotations
 import re
 from typing import Iterable, Sequence
 
-from .errors import InvalidInputError
+
+def _invalid(message: str):
+    """InvalidInputError(message), imported when raised: this module is imported by
+    ``lance-ns --help``, which must not pay for lance_namespace (lance_ns.error_codes)."""
+    from .errors import InvalidInputError
+
+    return InvalidInputError(message)
+
 
 DEFAULT_DELIMITER = "."
 #: The REST protocol's default delimiter for ``{id}`` path segments.
@@ -53,7 +60,7 @@ def name_problem(name: object) -> str | None:
 def validate_name(name: object, what: str = "name") -> str:
     problem = name_problem(name)
     if problem:
-        raise InvalidInputError(f"invalid {what}: {problem}")
+        raise _invalid(f"invalid {what}: {problem}")
     return name  # type: ignore[return-value]
 
 
@@ -64,7 +71,7 @@ def validate_id(parts: Sequence[str] | None, what: str = "identifier") -> list[s
     if type(parts) is list and _plain_id(parts):
         return list(parts)
     if isinstance(parts, str):
-        raise InvalidInputError(f"{what} must be a list of names, got a string")
+        raise _invalid(f"{what} must be a list of names, got a string")
     return [validate_name(p, f"{what} component") for p in parts]
 
 
@@ -90,12 +97,12 @@ def split_id(value: str, delimiter: str) -> list[str]:
     ``""`` and the delimiter itself (the REST protocol's ``$``) are the root.
     """
     if not delimiter:
-        raise InvalidInputError("delimiter must not be empty")
+        raise _invalid("delimiter must not be empty")
     if value in ("", delimiter):
         return []
     parts = value.split(delimiter)
     if "" in parts:
-        raise InvalidInputError(f"identifier {value!r} has an empty component")
+        raise _invalid(f"identifier {value!r} has an empty component")
     return parts
 
 
@@ -111,10 +118,10 @@ def names_same_object(body_id: object, path_id: Sequence[str], delimiter: str) -
         return False
     if list(body_id) == list(path_id):
         return True
-    try:
-        return split_id(delimiter.join(body_id), delimiter) == list(path_id)
-    except InvalidInputError:  # an empty component: names nothing
-        return False
+    joined = delimiter.join(body_id)
+    if not delimiter or (joined not in ("", delimiter) and "" in joined.split(delimiter)):
+        return False  # (no delimiter, or an empty component: names nothing)
+    return split_id(joined, delimiter) == list(path_id)
 
 
 def parse_id(value: str | Sequence[str] | None, delimiter: str = DEFAULT_DELIMITER) -> list[str]:
@@ -136,7 +143,7 @@ def split_table_id(parts: Sequence[str] | None) -> tuple[list[str], str]:
     """A table id, validated by the operation wrapper -> (namespace id, table
     name); the table name is required."""
     if isinstance(parts, str):
-        raise InvalidInputError("table identifier must be a list of names, got a string")
+        raise _invalid("table identifier must be a list of names, got a string")
     if not parts:
-        raise InvalidInputError("table identifier must not be empty")
+        raise _invalid("table identifier must not be empty")
     return list(parts[:-1]), parts[-1]

@@ -6,7 +6,14 @@ from __future__ import annotations
 
 from enum import Enum
 
-from .errors import InvalidInputError
+
+def _invalid(message: str):
+    """InvalidInputError(message), imported when raised: this module is imported by
+    ``lance-ns --help``, which must not pay for lance_namespace (lance_ns.error_codes)."""
+    from .errors import InvalidInputError
+
+    return InvalidInputError(message)
+
 
 
 #: the words that say true or false, wherever a setting is text (case-insensitive)
@@ -21,7 +28,7 @@ def parse_bool(raw: object, what: str) -> bool:
         return True
     if word in FALSE_WORDS:
         return False
-    raise InvalidInputError(f"{what} must be true or false, got {raw!r}")
+    raise _invalid(f"{what} must be true or false, got {raw!r}")
 
 
 def is_true(raw: object) -> bool:
@@ -34,7 +41,7 @@ class _Mode(str, Enum):
     def parse(cls, value: object, default: "_Mode | None" = None):
         if value is None or value == "":
             if default is None:
-                raise InvalidInputError(f"{cls.__name__} is required")
+                raise _invalid(f"{cls.__name__} is required")
             return default
         if isinstance(value, Enum):
             value = value.value
@@ -43,7 +50,7 @@ class _Mode(str, Enum):
             if member.value.replace("_", "") == key:
                 return member
         allowed = ", ".join(m.name.title().replace("_", "") for m in cls)
-        raise InvalidInputError(f"unknown {cls.__name__} {value!r}; expected one of: {allowed}")
+        raise _invalid(f"unknown {cls.__name__} {value!r}; expected one of: {allowed}")
 
 
 class CreateMode(_Mode):

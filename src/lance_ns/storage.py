@@ -12,7 +12,7 @@ import logging
 import os
 import posixpath
 import re
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
 from .errors import InvalidInputError
 
@@ -59,9 +59,28 @@ def check_location(location: object) -> str:
     return location
 
 
+def file_uri_path(location: str) -> str | None:
+    """The local path a ``file:`` URI names (``file:///abs``, ``file:/abs``,
+    ``file://localhost/abs``, percent-decoded), or None for anything else.
+
+    Local locations have one spelling: the plain absolute path.  Every root and every
+    location given is brought to it, so what a client sends in any of those spellings
+    is answered back as the same path, on every backend (docs/backends.md)."""
+    if not location.startswith(("file:", "FILE:")) or not is_uri(location):
+        return None
+    parsed = urlparse(location)
+    if parsed.netloc not in ("", "localhost"):
+        raise InvalidInputError(f"location {location!r} names another host; a file: URI names this machine's files")
+    return os.path.normpath(os.path.abspath(unquote(parsed.path or "/")))
+
+
 def normalize_root(root: str) -> str:
-    """A root as given (URI, absolute or relative path) -> absolute form, no trailing '/'."""
+    """A root as given (URI, absolute or relative path) -> absolute form, no trailing '/'
+    (a ``file:`` URI -> its path: :func:`file_uri_path`)."""
     root = check_location(root)
+    local = file_uri_path(root)
+    if local is not None:
+        return local
     if is_uri(root):
         parsed = urlparse(root)
         if not parsed.netloc and parsed.path in ("", "/"):
@@ -81,9 +100,10 @@ def join(root: str, *parts: str) -> str:
 def resolve(root: str, location: str) -> str:
     """A location relative to ``root`` (or already absolute / a URI) -> absolute form."""
     location = check_location(location)
+    local = file_uri_path(location)
+    if local is not None:
+        return local
     if is_uri(location):
-        if location.startswith("file://"):
-            return os.path.abspath(urlparse(location).path)
         return location.rstrip("/")
     if os.path.isabs(location) and not is_uri(root):
         return os.path.normpath(location)

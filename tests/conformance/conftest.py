@@ -17,9 +17,12 @@ _BACKENDS = discover()
 
 def pytest_generate_tests(metafunc):
     if "backend" in metafunc.fixturenames:
+        module = metafunc.module.__name__.rsplit(".", 1)[-1]
+        servers = getattr(metafunc.module, "MIN_SERVERS", 1)
         metafunc.parametrize(
             "backend",
-            [pytest.param(b, id=b.name, marks=b.marks) for b in _BACKENDS],
+            [pytest.param(b, id=b.name, marks=b.marks) for b in _BACKENDS
+             if (b.modules is None or module in b.modules) and b.servers >= servers],
             indirect=True,
             scope="session",
         )

@@ -690,3 +690,33 @@ def test_a_sealed_fragment_that_lost_a_few_rows_stays_out_of_the_trailing_run(tm
             m.compact()
             assert sum(rewritten) <= 2 * 100, (i, rewritten)
     assert len(Manifest(str(tmp_path), {}).children("", TABLE)) == 1_000 - 10 + 160
+
+
+@pytest.mark.parametrize("winner_entries", [0, 3])
+def test_a_creation_overtaken_by_another_never_overwrites_it(tmp_path, monkeypatch, winner_entries):
+    """Two processes' first writes on a fresh root, forced to interleave: A finds no table
+    and commits its creation, but B creates the table (and commits entries) while A's
+    commit is in flight.  A's creation fails rather than overwrite B's table (Lance would
+    re-apply a racing create as an Overwrite of B's version), A reads B's table and lands
+    its entry after B's: every entry held, one Overwrite (version 1) in the history."""
+    from lance.dataset import LanceDataset
+
+    a, b = Manifest(str(tmp_path), {}), Manifest(str(tmp_path), {})
+    real = LanceDataset.commit
+
+    def overtaken(*args, **kwargs):
+        monkeypatch.setattr(LanceDataset, "commit", real)  # B's own commits run as they would
+        b.insert_many([Entry(f"b{i}", NAMESPACE, None, None) for i in range(max(winner_entries, 1))])
+        for i in range(1, winner_entries):
+            b.insert(Entry(f"b{i}x", NAMESPACE, None, None))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(LanceDataset, "commit", staticmethod(overtaken))
+    a.insert(Entry("a0", NAMESPACE, None, None))
+    fresh = Manifest(str(tmp_path), {})
+    held = {e.object_id for e in fresh.entries(NAMESPACE)}
+    expected = {"a0"} | {f"b{i}" for i in range(max(winner_entries, 1))} | {f"b{i}x" for i in range(1, winner_entries)}
+    assert held == expected
+    ds = lance.dataset(fresh.uri)
+    kinds = [type(t.operation).__name__ for t in ds.get_transactions(ds.version) if t is not None]
+    assert kinds.count("Overwrite") == 1, kinds

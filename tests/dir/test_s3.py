@@ -90,3 +90,31 @@ def test_concurrent_declares_on_s3_have_one_winner(s3_root):
         t.join(60)
     assert sorted(results) == ["exists", "exists", "won"]
     assert clients[0].list_tables({"id": ["n"]}).tables == ["t"]
+
+
+def test_a_store_honouring_conditional_puts_serves_writes_and_the_probe_leaves_nothing(s3_root):
+    client, prefix, props, _ = s3_root
+    from lance_ns import storage
+
+    storage._CONDITIONAL_PUT.clear()  # probed afresh, against moto's S3 (its conditional PUTs hold)
+    ns = lance_ns.connect("dir", props)
+    assert ns.write_refusal is None
+    ns.create_namespace({"id": ["ok"]})
+    assert not [k for k in keys(client, prefix) if "conditional-put-probe" in k]
+
+
+def test_a_store_ignoring_conditional_puts_refuses_writes_and_serves_reads(s3_root, monkeypatch):
+    """An object store where a second If-None-Match: * PUT of one key succeeds would let two
+    racing commits both be acknowledged: the namespace says so at connect (an ERROR line)
+    and refuses every write (code 0) rather than lose one; reads go on."""
+    client, prefix, props, _ = s3_root
+    from lance_ns import storage
+
+    lance_ns.connect("dir", props).create_namespace({"id": ["before"]})  # written while the store held
+    monkeypatch.setattr(storage, "_CONDITIONAL_PUT", {})
+    monkeypatch.setattr(storage, "put_if_absent", lambda location, data, opts=None: True)  # every PUT lands
+    ns = lance_ns.connect("dir", props)
+    assert "ignores conditional PUTs" in ns.write_refusal
+    assert code(ns.create_namespace, {"id": ["after"]}) == 0
+    assert code(ns.declare_table, {"id": ["before", "t"]}) == 0
+    assert ns.list_namespaces({"id": []}).namespaces == ["before"]

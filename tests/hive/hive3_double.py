@@ -12,9 +12,10 @@ is ours, and it follows Hive 3's documented semantics for the calls lance-ns
 makes:
 
 * catalogs: ``get_catalogs``, ``get_catalog``, ``create_catalog`` (a location
-  is required; a ``default`` database is created inside), ``drop_catalog``
-  (the default catalog ``hive`` cannot be dropped; only an empty ``default``
-  database may remain, and it is dropped with the catalog);
+  is required; a ``default`` database is created inside), ``alter_catalog``,
+  ``drop_catalog`` (the default catalog ``hive`` cannot be dropped; only an empty
+  ``default`` database may remain, and it is dropped with the catalog; the
+  catalog's directory is deleted, with everything in it, as HMS 3.1 does);
 * classic calls carry the catalog in the database name, ``@cat#db`` (``@cat#``
   = no database, i.e. every database; ``@cat#!`` = the empty name), plain names
   mean the catalog ``hive`` (Hive 3's MetaStoreUtils.parseDbName rule);
@@ -36,6 +37,7 @@ import shutil
 import socket
 import threading
 import time
+from urllib.parse import urlparse
 
 from pymetastore.hive_metastore import ThriftHiveMetastore
 from pymetastore.hive_metastore import ttypes as hms
@@ -123,7 +125,20 @@ class Hive3Handler:
                     message=f"There are still objects in the default database for catalog {name}"
                 )
             self.dbs.pop((name, "default"), None)
-            del self.catalogs[name]
+            location = self.catalogs.pop(name).locationUri
+        # as HiveMetaStore.drop_catalog does: the catalog's directory goes, whatever is in it
+        # (seen on HMS 3.1.3: a registered table's data inside was deleted with it)
+        path = urlparse(location).path if "://" in location else location
+        shutil.rmtree(path, ignore_errors=True)
+
+    def alter_catalog(self, req):
+        self._log("alter_catalog")
+        with self.lock:
+            name = req.name.lower()
+            if name not in self.catalogs:
+                raise hms.NoSuchObjectException(message=f"No catalog {name}")
+            new = req.newCat
+            self.catalogs[name] = hms.Catalog(name=name, description=new.description, locationUri=new.locationUri)
 
     # -- databases --------------------------------------------------------------
     def _db(self, name: str) -> tuple[str, str]:

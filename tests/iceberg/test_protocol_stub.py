@@ -233,7 +233,8 @@ def test_declare_sends_the_companion_table(stub):
     assert out.location == loc  # {root}/{warehouse}/{namespace...}/{table}
     sent = stub.calls("POST", "/v1/wh/namespaces/a%1Fb/tables")[0].json()
     assert sent["name"] == "t" and sent["location"] == loc
-    assert sent["properties"] == {"team": "ml", "table_type": "lance"}
+    # (lance_ns.owned: the namespace chose the location, so a drop deletes the data)
+    assert sent["properties"] == {"team": "ml", "table_type": "lance", "lance_ns.owned": "true"}
     assert [(f["name"], f["type"], f["required"]) for f in sent["schema"]["fields"]] == [("dummy", "string", False)]
 
 

@@ -128,7 +128,8 @@ def test_declared_table_is_external_text_lance_with_no_columns(unity, ns, tmp_pa
     # Unity stores the path as a file:// URI (the double as the real server); the client reads it back as the path
     assert info["storage_location"] == f"file://{resp.location}"
     assert ns.describe_table({"id": [CAT, "s", "t"]}).location == resp.location
-    assert info["properties"] == {"team": "ml", "table_type": "lance"}
+    # (lance_ns.owned: the namespace chose the location, so a drop deletes the data)
+    assert info["properties"] == {"team": "ml", "table_type": "lance", "lance_ns.owned": "true"}
     assert info["columns"] == []
 
 

@@ -58,13 +58,14 @@ from ..errors import (
     TableNotFoundError,
     UnsupportedOperationError,
 )
-from ..identifiers import split_table_id, to_string
+from ..identifiers import split_table_id, to_string, validate_id
 from ..modes import DropBehavior, is_true
 from ..paging import paginate
 from ..tableops import NO_VIEWS, TableOperations
 from .table import (
     LANCE,
     MANAGED_KEY,
+    OWNED_KEY,
     TABLE_TYPE_KEY,
     VERSIONS_KEY,
     CatalogTable,
@@ -439,6 +440,28 @@ class CatalogNamespace(NamespaceBase):
         ns, table = self._lance_table(request.id)
         self._drop_table_object(ns, table, purge_requested(request))
         return DropTableResponse(id=ns + [table.name], location=table.location, properties=shown_properties(table.properties))
+
+    def adopt_table(self, table_id: list[str]) -> bool:
+        """Record lance-ns as the owner of a table's data (``lance-ns table adopt``): from then
+        on DropTable and Cascade drops delete it.  For tables made before the ownership mark
+        existed (judged by their location until adopted) and registered tables whose data
+        the operator hands over.  False when the entry already said so (nothing written).
+
+        Where a managed table's history lives among its properties (a catalog's
+        compare-and-swap holds it), the mark is swapped in by the same compare-and-swap,
+        so no version committed meanwhile is lost; elsewhere the entry is replaced."""
+        ns, table = self._lance_table(validate_id(list(table_id)))
+        for _ in range(8):
+            if recorded_owner(table) is True:
+                return False
+            owned = {**(table.properties or {}), OWNED_KEY: "true"}
+            if not (is_managed(table) and self.history_store is PropertyHistory):
+                self._replace_table(ns, replace(table, properties=owned))
+                return True
+            if self._swap_table_properties(ns, table, owned):
+                return True
+            ns, table = self._lance_table(ns + [table.name])
+        raise ConcurrentModificationError(f"table {to_string(ns + [table.name])!r} kept changing; retry")
 
     def _rename_table(self, ns: list[str], table: CatalogTable, new_ns: list[str], new_name: str) -> None:
         """For catalogs without a rename call: create the new entry, then delete the

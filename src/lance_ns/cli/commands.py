@@ -53,7 +53,7 @@ from ..errors import (
 from ..identifiers import parse_id, to_string
 from ..modes import CreateMode, RegisterMode
 from .connection import open_namespace, parse_pairs
-from .exitcodes import exit_code
+from .exitcodes import Declined, exit_code
 from ..readable import dump, size, when
 from .output import Output, schema_tree
 
@@ -133,10 +133,6 @@ def confirm(args, out: Output, action: str) -> None:
 
     if not click.confirm(f"{action}?", default=False, err=True):
         raise Declined(f"{action}: declined, nothing dropped")
-
-
-class Declined(Exception):
-    """The user answered no: exit 1, nothing done."""
 
 
 # -- namespaces -------------------------------------------------------------------------
@@ -527,6 +523,21 @@ def table_deregister(args, out: Output) -> int:
     parts = ident(args, table=True)
     data = dump(ns.deregister_table(DeregisterTableRequest(id=parts)))
     out.emit(data, lambda: out.message(f"deregistered table {shown(parts, args)} (data kept at {data.get('location')})"))
+    return 0
+
+
+def table_adopt(args, out: Output) -> int:
+    ns = open_namespace(args, out)
+    parts = ident(args, table=True)
+    if not callable(getattr(ns, "adopt_table", None)):
+        raise UnsupportedOperationError(
+            f"{type(ns).__name__} cannot record owners: adopt runs against the backend itself (not over REST), "
+            "with the options a server of it is started with")
+    confirm(args, out, f"make lance-ns the owner of table {shown(parts, args)}'s data (a drop then deletes it)")
+    changed = ns.adopt_table(parts)
+    out.emit({"id": parts, "owned": True, "changed": changed}, lambda: out.message(
+        f"table {shown(parts, args)}: its data is lance-ns's now (a drop deletes it)" if changed else
+        f"table {shown(parts, args)}: already recorded as lance-ns's"))
     return 0
 
 

@@ -20,17 +20,6 @@ from lance_namespace import LanceNamespace
 from ..config import ENV_PREFIX, connect, default_config_path, env_config, load_namespace, named_config, split_config
 from ..errors import InvalidInputError
 
-ENV_HELP = """\
-connection (first match wins):
-  --config NAME              named config: [namespaces.NAME] in ~/.config/lance-ns/config.toml
-                             (or $LANCE_NS_CONFIG), overridden by LANCE_NS__NAME__KEY variables
-  --impl NAME --prop K=V     an implementation alias (dir, rest, hive, hive3, glue, unity,
-                             iceberg, memory) or module:Class, with its properties
-  LANCE_NS_IMPL=NAME         the environment alone; properties as LANCE_NS_<IMPL>_<KEY>,
-                             e.g. LANCE_NS_IMPL=dir LANCE_NS_DIR_ROOT=/data
-                             ('__' in KEY is a dot: LANCE_NS_DIR_STORAGE__REGION)
-"""
-
 
 def parse_pairs(items: list[str], what: str = "--prop") -> dict[str, str]:
     out = {}

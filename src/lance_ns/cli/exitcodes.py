@@ -1,15 +1,16 @@
 """Exit codes of ``lance-ns``, derived from the one error table.
 
-Each error code's HTTP status (:data:`lance_ns.errors.ERRORS`) already sorts
+Each error code's HTTP status (:data:`lance_ns.error_codes.HTTP_STATUS`) already sorts
 it into not found / conflict / invalid / unavailable / ...; the exit code
-follows that class, so a new error code needs no change here.
+follows that class, so a new error code needs no change here.  (The numbers alone:
+``lance-ns --help`` prints this table without importing lance_namespace.)
 """
 
 from __future__ import annotations
 
-from lance_namespace.errors import LanceNamespaceError
+import sys
 
-from ..errors import ERRORS, http_status
+from ..error_codes import HTTP_STATUS
 
 EXIT_OK, EXIT_ERROR, EXIT_INVALID, EXIT_NOT_FOUND, EXIT_CONFLICT = 0, 1, 2, 3, 4
 EXIT_UNAVAILABLE, EXIT_UNSUPPORTED, EXIT_DENIED = 5, 6, 7
@@ -27,16 +28,21 @@ _EXIT_BY_STATUS = {
 }
 
 
+class Declined(Exception):
+    """The user answered no to a confirmation: exit 1, nothing done."""
+
+
 def exit_code(exc: BaseException) -> int:
-    if not isinstance(exc, LanceNamespaceError):
+    errors = sys.modules.get("lance_namespace.errors")  # not imported: exc cannot be one of them
+    if errors is None or not isinstance(exc, errors.LanceNamespaceError):
         return EXIT_ERROR
-    return _EXIT_BY_STATUS.get(http_status(exc), EXIT_ERROR)
+    return _EXIT_BY_STATUS.get(HTTP_STATUS.get(int(exc.code), 500), EXIT_ERROR)
 
 
 def exit_table() -> str:
     groups: dict[int, list[str]] = {}
-    for code, info in sorted(ERRORS.items()):
-        groups.setdefault(_EXIT_BY_STATUS.get(info.http_status, EXIT_ERROR), []).append(f"{code}")
+    for code, status in sorted(HTTP_STATUS.items()):
+        groups.setdefault(_EXIT_BY_STATUS.get(status, EXIT_ERROR), []).append(f"{code}")
     names = {
         EXIT_ERROR: "other errors (internal, ...)",
         EXIT_INVALID: "invalid input / usage",

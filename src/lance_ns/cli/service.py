@@ -8,7 +8,7 @@ import os
 from .connection import import_extra, open_namespace, parse_pairs, resolve
 from .output import Output
 
-AUTH_ENV = "LANCE_NS_AUTH_TOKEN"  # the server's default --auth-token-env; `check` reads it too
+from ..server.settings import AUTH_TOKEN_ENV as AUTH_ENV  # the server's default --auth-token-env; `check` reads it too
 
 
 def serve(args, out: Output) -> int:

@@ -76,7 +76,10 @@ def seed(client, table_id: list[str]) -> None:
     import lance
     import pyarrow as pa
 
-    client.declare_table({"id": table_id, "properties": {"managed_versioning": "true"}})
+    from lance_namespace import DeclareTableRequest
+
+    # (request models, not dicts: pylance's own namespace classes take only those)
+    client.declare_table(DeclareTableRequest(id=table_id, properties={"managed_versioning": "true"}))
     lance.write_dataset(pa.table({"writer": pa.array([-1], pa.int32()), "seq": pa.array([-1], pa.int32()),
                                   "attempt": pa.array([-1], pa.int32())}),
                         namespace_client=client, table_id=table_id, mode="append")
@@ -114,9 +117,11 @@ def verify(client, table_id: list[str], result: RoundResult) -> list[str]:
 
 
 def _all_versions(client, table_id: list[str]) -> list:
+    from lance_namespace import ListTableVersionsRequest
+
     versions, token = [], None
     while True:
-        page = client.list_table_versions({"id": table_id, "page_token": token, "limit": 1000})
+        page = client.list_table_versions(ListTableVersionsRequest(id=table_id, page_token=token, limit=1000))
         versions += page.versions
         token = page.page_token
         if not token:

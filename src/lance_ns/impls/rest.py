@@ -16,7 +16,11 @@ the server reads it.  Properties (strings, like every impl):
 * TLS: ``tls.verify`` (true), ``tls.ssl_ca_cert`` (CA bundle path),
   ``tls.cert_file`` / ``tls.key_file`` (client certificate), also spelled
   ``tls.ca_cert``, ``tls.client_cert``, ``tls.client_key``;
-* ``pool.max_connections`` (32): the size of the one pooled ``httpx.Client``.
+* ``pool.max_connections`` (32): the size of the one pooled ``httpx.Client``;
+* ``storage.KEY``: this client's own storage options (its credentials for the tables'
+  object store, say), added to every answer's ``storage_options`` where the server's
+  answer has no such key: a server never hands out its own credentials, so a pylance
+  writing through this client brings its own here (vended ones win).
 
 Retries never repeat a write that may have reached the server: connection
 failures (nothing was sent) and 429/503 answers (the server refused) are
@@ -223,6 +227,9 @@ class RestNamespace(NamespaceBase):
             return payload
         if route.response_field:
             payload = {route.response_field: payload}
+        if self.storage_options and isinstance(payload, dict) and "location" in payload:
+            # a table's answer (DescribeTable, DeclareTable, CreateTable...): our own options under the server's
+            payload = {**payload, "storage_options": {**self.storage_options, **(payload.get("storage_options") or {})}}
         return model.from_dict(payload or {}) if hasattr(model, "from_dict") else model.model_validate(payload or {})
 
 

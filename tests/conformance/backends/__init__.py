@@ -64,6 +64,9 @@ class Ctx:
     race_limits: dict[str, str] = field(default_factory=dict)
     #: rounds of each race (test_concurrency.py; None: ``LANCE_NS_RACE_ROUNDS``, default 2)
     race_rounds: int | None = None
+    #: rounds of the concurrent-appends races (test_managed.py; None: ``LANCE_NS_APPEND_ROUNDS``,
+    #: default 20), for a backend where one round costs tens of seconds
+    append_rounds: int | None = None
     #: a server or client that is not lance-ns (optional operations may be missing there)
     third_party: bool = False
     #: (impl, properties) a process of its own connects with to the same catalog
@@ -76,6 +79,13 @@ class Backend:
     name: str
     start: Callable[[Path], ContextManager[Ctx]]
     marks: tuple = ()
+    #: the test modules (their last dotted part) the backend joins; None: every one.  A
+    #: backend that exists for one kind of check (several servers over one root: the
+    #: races) is generated only where it applies, not generated and then skipped
+    modules: frozenset[str] | None = None
+    #: how many servers answer the backend's clients (a test module asking for more with
+    #: MIN_SERVERS is not generated for it)
+    servers: int = 1
 
 
 def discover() -> list[Backend]:

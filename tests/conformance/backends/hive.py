@@ -19,6 +19,11 @@ from . import Backend, Ctx, declared_caps
 ENVIRONMENT = ("data", "detail", "ns_properties", "table_properties", "register",)
 
 
+#: rounds of the concurrent-appends races: a round of 24 appends costs ~4.5 s on a real metastore
+#: (its table locks serialise the commits), so fewer than dir's 20
+APPEND_ROUNDS = 6
+
+
 def _start(impl, parent):
     @contextmanager
     def start(tmp):
@@ -29,7 +34,7 @@ def _start(impl, parent):
         ns = lance_ns.connect(impl, {"uri": hms.uri, "root": str(tmp / "tables"), "client.socket-timeout-ms": "30000"})
         try:
             yield Ctx(connect=lambda: ns, parent=parent, caps=declared_caps(ns, *ENVIRONMENT), scratch=str(tmp / "scratch"),
-                      race_limits=RACE_LIMITS)
+                      race_limits=RACE_LIMITS, append_rounds=APPEND_ROUNDS)
         finally:
             ns.close()
 
@@ -63,7 +68,7 @@ def _start_hms3(tmp):
         assert ns.has_catalogs, "a Hive 3 metastore without the catalog API"
         ns.create_namespace({"id": [HMS3_CATALOG], "mode": "ExistOk"})
         yield Ctx(connect=lambda: ns, parent=[HMS3_CATALOG], caps=declared_caps(ns, *ENVIRONMENT),
-                  scratch=str(tmp / "scratch"), race_limits=HMS3_RACE_LIMITS)
+                  scratch=str(tmp / "scratch"), race_limits=HMS3_RACE_LIMITS, append_rounds=APPEND_ROUNDS)
         ns.drop_namespace({"id": [HMS3_CATALOG], "mode": "Skip", "behavior": "Cascade"})
     finally:
         ns.close()

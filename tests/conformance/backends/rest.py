@@ -131,6 +131,11 @@ PYLANCE_SERVER_DEPARTURES = {
     "test_dropping_a_registered_table_keeps_its_data": "RegisterTable refuses absolute locations (above)",
     "test_cascade_drop_keeps_the_data_of_registered_tables": "RegisterTable refuses absolute locations (above)",
     "test_purge_drops_the_data_of_a_registered_table": "RegisterTable refuses absolute locations (above)",
+    "test_a_dataset_registered_at_a_location_we_would_choose_survives_drops":
+        "RegisterTable refuses absolute locations (above)",
+    "test_a_location_is_answered_in_one_spelling": (
+        "DeclareTable accepts only the location it chooses itself, a new one per declaration"
+    ),
     # the shared scenario (test_scenario.py, lance-ns check) sends names unvalidated, so it sees more
     "scenario:namespace.create.exist_ok": "CreateNamespace ignores mode ExistOk: 409 NamespaceAlreadyExists",
     "scenario:namespace.create.overwrite": "CreateNamespace ignores mode Overwrite: 409 NamespaceAlreadyExists",

@@ -30,6 +30,11 @@ CATALOG = "lance_ci"
 ENVIRONMENT = ("data", "detail", "ns_properties", "table_properties", "register")
 
 
+#: rounds of the concurrent-appends races: a round costs ~2.5 s (each commit is a ledger commit), so
+#: fewer than dir's 20
+APPEND_ROUNDS = 8
+
+
 def _double(name: str, legacy: bool) -> Backend:
     @contextmanager
     def start(tmp):
@@ -37,6 +42,7 @@ def _double(name: str, legacy: bool) -> Backend:
             props = {"endpoint": unity.endpoint, "auth_token": "ci-token", "root": str(tmp / "root"), "retry_backoff_ms": "1"}
             ns = lance_ns.connect("unity", props)
             yield Ctx(
+                append_rounds=APPEND_ROUNDS,
                 connect=lambda: ns,
                 parent=[CATALOG],
                 caps=declared_caps(ns, *ENVIRONMENT),
@@ -69,6 +75,7 @@ def _real(name: str, version: str) -> Backend:
         ns = lance_ns.connect("unity", {"endpoint": server.endpoint, "root": str(tmp / "root"), "retry_backoff_ms": "1"})
         try:
             yield Ctx(
+                append_rounds=APPEND_ROUNDS,
                 connect=lambda: ns,
                 parent=[CATALOG],
                 caps=declared_caps(ns, *ENVIRONMENT),

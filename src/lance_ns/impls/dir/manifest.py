@@ -426,6 +426,19 @@ def _is_missing(exc: Exception) -> bool:
     return "not found" in text or "does not exist" in text or "no such file" in text
 
 
+def _latest_version(ds, attempts: int = 3) -> int:
+    """``ds.latest_version``, asked again when the manifest it found was removed before it was
+    read (another process's upkeep commits and cleans up old versions meanwhile: seen once,
+    under load, as "_versions/136.manifest was not found" during a rename race)."""
+    for attempt in range(attempts):
+        try:
+            return ds.latest_version
+        except OSError as e:
+            if attempt == attempts - 1 or not _is_missing(e):
+                raise
+    raise AssertionError("unreachable")
+
+
 class Manifest:
     def __init__(self, root: str, storage_options: dict[str, str], compact_every: int = 32,
                  retain_versions: int = 8, staleness: float = 0.0, remote: bool = False,
@@ -513,7 +526,7 @@ class Manifest:
         self._checked_at = time.monotonic()  # when the check started: what it sees is at least this new
         ds = self._ds
         # the common case, checked without the lock so that threads describe in parallel
-        if ds is not None and ds.latest_version == self._version:
+        if ds is not None and _latest_version(ds) == self._version:
             if self._legacy_versions:
                 self._move_out_versions()
             return
@@ -523,7 +536,7 @@ class Manifest:
                 ds = self._open()
                 if ds is not None:
                     self._load(ds)
-            elif self._ds.latest_version != self._version:
+            elif _latest_version(self._ds) != self._version:
                 self.catch_up(self._open())
         if self._legacy_versions:
             self._move_out_versions()

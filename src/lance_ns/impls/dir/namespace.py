@@ -123,10 +123,7 @@ class DirectoryNamespace(CatalogNamespace):
 
     def __init__(self, **properties: str):
         super().__init__(**properties)
-        root = self.prop("root", required=True)
-        if root.startswith("file://"):
-            root = root[len("file://"):]
-        self.root = storage.normalize_root(root)
+        self.root = storage.normalize_root(self.prop("root", required=True))
         self._in_root = storage.join(self.root, "")  # + a directory name: its location (a bulk makes thousands)
         self.local = is_local(self.root)
         self.manifest_enabled = self.bool_prop("manifest_enabled", True)

@@ -554,6 +554,13 @@ class Hive3Namespace(_HiveBase):
             return
         if not self.has_catalogs:
             raise self._no_catalog_api(f"drop catalog {ns[0]!r}")
+        # HMS 3 deletes a dropped catalog's directory, with whatever lies in it: the data of a
+        # table registered there, which a drop keeps (what lance-ns owns it deleted already).
+        # So the catalog is first pointed at an empty directory of its own, and HMS deletes that.
+        cat = self._call("get_catalog", hms.GetCatalogRequest(name=ns[0])).catalog
+        if cat.locationUri:
+            cat.locationUri = storage.join(self.root, f".lance-ns-dropped-catalog-{ns[0]}-{os.urandom(4).hex()}")
+            self._call("alter_catalog", hms.AlterCatalogRequest(name=ns[0], newCat=cat))
         self._call("drop_catalog", hms.DropCatalogRequest(name=ns[0]))
 
     def _create_table(self, ns, table):

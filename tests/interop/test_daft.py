@@ -1,0 +1,117 @@
+"""Daft through daft-lance (PyPI ``daft`` and ``daft-lance``), a client nobody here wrote,
+creating, appending to and reading lance-ns tables -- by backend name
+(``namespace_impl="lance_ns.dir"``: daft-lance connects through lance_namespace's
+registry, which resolves the dotted path to our class) and over REST at ``lance-ns serve``
+(``namespace_impl="rest"``, pylance's own client) -- and reading a table lance-ns wrote,
+with exact counts and sums, then read back by lance-ns and pylance here.
+
+Namespace addressing lives in daft-lance only: ``daft_lance.read_lance`` and
+``daft_lance.write_lance`` take ``table_id=``, ``namespace_impl=`` and
+``namespace_properties=``; Daft's own ``daft.read_lance(uri)`` and
+``DataFrame.write_lance(uri)`` take a uri only (in Daft 0.7 the first rejects ``table_id``
+with a TypeError, the second a ``uri=None`` with an APITypeError), so the job calls
+daft-lance.  ``mode="create"`` declares the table in the namespace (``declare_table``),
+``mode="append"`` describes it; each write is one Lance commit, and the job reports the
+version each write committed.
+
+Daft 0.7 wants pyarrow < 26 and the dev environment has pyarrow 26, so Daft runs in an
+environment of its own, made with ``uv`` from this package's wheel (tests/packaging/install.py).
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import lance
+import pytest
+from lance.namespace import RestNamespace
+
+import lance_ns
+from tests.packaging.install import fresh_venv, run
+from tests.server.conftest import lance_ns_serve
+
+pytestmark = pytest.mark.slow
+
+#: daft-lance 0.6 and the Daft release it was tested with (Daft hands its Lance I/O to daft-lance)
+DAFT_REQUIREMENTS = ("daft-lance>=0.6,<0.7", "daft>=0.7.26,<0.8")
+
+JOB = textwrap.dedent('''
+    import json, sys
+    import daft, daft_lance
+    from daft import col
+    from daft_lance.namespace import get_or_create_namespace
+    daft.set_runner_native(num_threads=2)
+
+    def summary(df, *columns):
+        rows = df.to_pydict()  # one execution, summed here
+        return [len(rows[columns[0]])] + [sum(rows[c]) for c in columns]
+
+    def committed(write):  # a write is lazy: this runs it, and answers the version it committed
+        return write.to_pydict()["version"]
+
+    results = {}
+    for impl, props in json.loads(sys.argv[1]):
+        ns = {"namespace_impl": impl, "namespace_properties": props}
+        tid = ["sales", "events"]
+        first = daft.from_pydict({"id": list(range(1000))}).with_column("v", col("id") * 2)
+        versions = committed(daft_lance.write_lance(first, table_id=tid, mode="create", **ns))
+        more = daft.from_pydict({"id": list(range(1000, 1500)), "v": [1] * 500})
+        versions += committed(daft_lance.write_lance(more, table_id=tid, mode="append", **ns))
+        count, sum_id, sum_v = summary(daft_lance.read_lance(table_id=tid, **ns), "id", "v")
+        ours_count, ours_sum = summary(daft_lance.read_lance(table_id=["sales", "ours"], **ns), "x")
+        client = type(get_or_create_namespace(impl, props))  # the client daft-lance connected with
+        results[impl] = {"client": f"{client.__module__}.{client.__qualname__}", "versions": versions,
+                         "count": count, "sum_id": sum_id, "sum_v": sum_v,
+                         "ours_count": ours_count, "ours_sum": ours_sum}
+    print("RESULT " + json.dumps(results))
+''')
+
+#: what the job's two writes hold: ids 0..1499, v = 2*id for the first 1000, 1 for the rest;
+#: one commit each (versions 1 and 2)
+EXPECTED = {"versions": [1, 2], "count": 1500, "sum_id": sum(range(1500)), "sum_v": 2 * sum(range(1000)) + 500,
+            "ours_count": 3, "ours_sum": 60}
+
+
+def _name(cls) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+@pytest.fixture(scope="session")
+def daft_python(lance_ns_wheel, tmp_path_factory):
+    venv = tmp_path_factory.mktemp("daft") / "venv"
+    return fresh_venv(venv, [f"{lance_ns_wheel}[rest]", *DAFT_REQUIREMENTS]) / "python"
+
+
+def _seed(ns) -> None:
+    import pyarrow as pa
+
+    ns.create_namespace({"id": ["sales"]})
+    lance.write_dataset(pa.table({"x": [10, 20, 30]}), namespace_client=ns, table_id=["sales", "ours"], mode="create")
+
+
+def test_daft_writes_appends_and_reads_by_name_and_over_rest(daft_python, tmp_path):
+    by_name, served_root = tmp_path / "by-name", tmp_path / "served"
+    _seed(lance_ns.connect("dir", {"root": str(by_name)}))
+    with lance_ns_serve(["--impl", "dir", "--prop", f"root={served_root}", "--no-ui"]) as srv:
+        rest = lance_ns.connect("rest", {"uri": srv.url})
+        _seed(rest)
+        plan = [["lance_ns.dir", {"root": str(by_name)}], ["rest", {"uri": srv.url}]]
+        script = tmp_path / "job.py"
+        script.write_text(JOB)
+        done = run([daft_python, script, json.dumps(plan)], timeout=600)
+        line = next(l for l in done.stdout.splitlines() if l.startswith("RESULT "))
+        results = json.loads(line[len("RESULT "):])
+        assert results == {"lance_ns.dir": {"client": _name(lance_ns.load_class("dir")), **EXPECTED},
+                           "rest": {"client": _name(RestNamespace), **EXPECTED}}, results
+
+        # what Daft wrote, read by lance-ns and by pylance through it
+        for ns in (lance_ns.connect("dir", {"root": str(by_name)}), rest):
+            assert ns.list_tables({"id": ["sales"]}).tables == ["events", "ours"]
+            dataset = lance.dataset(namespace_client=ns, table_id=["sales", "events"])
+            assert dataset.version == 2
+            table = dataset.to_table()
+            assert table.num_rows == 1500
+            assert sum(table.column("id").to_pylist()) == EXPECTED["sum_id"]
+            assert sum(table.column("v").to_pylist()) == EXPECTED["sum_v"]
+            assert ns.count_table_rows({"id": ["sales", "events"]}).count == 1500
