@@ -10,15 +10,13 @@ its own, made with ``uv`` from this package's wheel (tests/packaging/install.py)
 
 from __future__ import annotations
 
-import json
 import textwrap
 
-import lance
 import pytest
 
-import lance_ns
-from tests.packaging.install import fresh_venv, run
-from tests.server.conftest import lance_ns_serve
+from tests.packaging.install import fresh_venv
+
+from . import engines
 
 pytestmark = pytest.mark.slow
 
@@ -50,9 +48,8 @@ JOB = textwrap.dedent('''
     print("RESULT " + json.dumps(results))
 ''')
 
-#: what the job's two writes hold: ids 0..1499, v = 2*id for the first 1000, 1 for the rest
-EXPECTED = {"count": 1500, "sum_id": sum(range(1500)), "sum_v": 2 * sum(range(1000)) + 500,
-            "ours_count": 3, "ours_sum": 60}
+#: what the job's two writes hold (tests/interop/engines.py)
+EXPECTED = engines.EXPECTED
 
 
 @pytest.fixture(scope="session")
@@ -61,32 +58,8 @@ def ray_python(lance_ns_wheel, tmp_path_factory):
     return fresh_venv(venv, [f"{lance_ns_wheel}[rest]", *RAY_REQUIREMENTS]) / "python"
 
 
-def _seed(ns) -> None:
-    import pyarrow as pa
-
-    ns.create_namespace({"id": ["sales"]})
-    lance.write_dataset(pa.table({"x": [10, 20, 30]}), namespace_client=ns, table_id=["sales", "ours"], mode="create")
-
-
 def test_ray_writes_appends_and_reads_by_name_and_over_rest(ray_python, tmp_path):
-    by_name, served_root = tmp_path / "by-name", tmp_path / "served"
-    _seed(lance_ns.connect("dir", {"root": str(by_name)}))
-    with lance_ns_serve(["--impl", "dir", "--prop", f"root={served_root}", "--no-ui"]) as srv:
-        rest = lance_ns.connect("rest", {"uri": srv.url})
-        _seed(rest)
-        plan = [["lance_ns.dir", {"root": str(by_name)}], ["rest", {"uri": srv.url}]]
-        script = tmp_path / "job.py"
-        script.write_text(JOB)
-        done = run([ray_python, script, json.dumps(plan)], timeout=900)
-        line = next(l for l in done.stdout.splitlines() if l.startswith("RESULT "))
-        results = json.loads(line[len("RESULT "):])
+    with engines.namespaces(tmp_path) as (plan, clients):
+        results = engines.job_results(ray_python, JOB, plan, tmp_path, timeout=900)
         assert results == {"lance_ns.dir": EXPECTED, "rest": EXPECTED}, results
-
-        # what Ray wrote, read by lance-ns and by pylance through it
-        for ns in (lance_ns.connect("dir", {"root": str(by_name)}), rest):
-            assert ns.list_tables({"id": ["sales"]}).tables == ["events", "ours"]
-            table = lance.dataset(namespace_client=ns, table_id=["sales", "events"]).to_table()
-            assert table.num_rows == 1500
-            assert sum(table.column("id").to_pylist()) == EXPECTED["sum_id"]
-            assert sum(table.column("v").to_pylist()) == EXPECTED["sum_v"]
-            assert ns.count_table_rows({"id": ["sales", "events"]}).count == 1500
+        engines.assert_written(clients)

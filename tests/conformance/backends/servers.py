@@ -101,8 +101,8 @@ def _moto(tmp):
         boto3.client("s3", **client_kwargs(endpoint)).create_bucket(Bucket=bucket)
         root, storage = f"s3://{bucket}/root", s3_storage_options(endpoint)
         with servers_over(root, storage, tmp=tmp) as urls:
-            # moto answers from a thread of the test process, under its GIL: ~11 s a round
-            yield _ctx(urls, root, storage, rounds=2)
+            # moto answers from a thread of the test process, under its GIL: ~19 s a round
+            yield _ctx(urls, root, storage, rounds=1)
 
 
 BACKENDS = [Backend("dir-s3-servers", _seaweed, modules=MODULES, servers=SERVERS),
