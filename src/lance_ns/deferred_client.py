@@ -11,9 +11,9 @@ the same validation afterwards.  The generated modules give no config, so while 
 them executes, ``pydantic.validate_call`` is the same decorator with ``defer_build`` set.
 Nothing else changes: the models are imported as they are, a process that imported
 the client before lance_ns gets it as it was, and once the API package is imported the
-finder is gone from ``sys.meta_path`` (no later import passes through it).  (A module another thread imports in those
-milliseconds, taking ``validate_call`` from pydantic, is deferred the same way: its
-validators are built at their first call too.)
+finder is gone from ``sys.meta_path`` (no later import passes through it).  (A module
+another thread imports in those milliseconds, taking ``validate_call`` from pydantic, is
+deferred the same way: its validators are built at their first call too.)
 """
 
 from __future__ import annotations

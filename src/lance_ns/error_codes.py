@@ -33,3 +33,4 @@ HTTP_STATUS: dict[int, int] = {
     22: 404,  # TABLE_BRANCH_NOT_FOUND
     23: 409,  # TABLE_BRANCH_ALREADY_EXISTS
 }
+

@@ -13,14 +13,7 @@ from __future__ import annotations
 import re
 from typing import Iterable, Sequence
 
-
-def _invalid(message: str):
-    """InvalidInputError(message), imported when raised: this module is imported by
-    ``lance-ns --help``, which must not pay for lance_namespace (lance_ns.error_codes)."""
-    from .errors import InvalidInputError
-
-    return InvalidInputError(message)
-
+from .invalid_input import invalid_input
 
 DEFAULT_DELIMITER = "."
 #: The REST protocol's default delimiter for ``{id}`` path segments.
@@ -60,7 +53,7 @@ def name_problem(name: object) -> str | None:
 def validate_name(name: object, what: str = "name") -> str:
     problem = name_problem(name)
     if problem:
-        raise _invalid(f"invalid {what}: {problem}")
+        raise invalid_input(f"invalid {what}: {problem}")
     return name  # type: ignore[return-value]
 
 
@@ -71,7 +64,7 @@ def validate_id(parts: Sequence[str] | None, what: str = "identifier") -> list[s
     if type(parts) is list and _plain_id(parts):
         return list(parts)
     if isinstance(parts, str):
-        raise _invalid(f"{what} must be a list of names, got a string")
+        raise invalid_input(f"{what} must be a list of names, got a string")
     return [validate_name(p, f"{what} component") for p in parts]
 
 
@@ -97,12 +90,12 @@ def split_id(value: str, delimiter: str) -> list[str]:
     ``""`` and the delimiter itself (the REST protocol's ``$``) are the root.
     """
     if not delimiter:
-        raise _invalid("delimiter must not be empty")
+        raise invalid_input("delimiter must not be empty")
     if value in ("", delimiter):
         return []
     parts = value.split(delimiter)
     if "" in parts:
-        raise _invalid(f"identifier {value!r} has an empty component")
+        raise invalid_input(f"identifier {value!r} has an empty component")
     return parts
 
 
@@ -143,7 +136,7 @@ def split_table_id(parts: Sequence[str] | None) -> tuple[list[str], str]:
     """A table id, validated by the operation wrapper -> (namespace id, table
     name); the table name is required."""
     if isinstance(parts, str):
-        raise _invalid("table identifier must be a list of names, got a string")
+        raise invalid_input("table identifier must be a list of names, got a string")
     if not parts:
-        raise _invalid("table identifier must not be empty")
+        raise invalid_input("table identifier must not be empty")
     return list(parts[:-1]), parts[-1]

@@ -25,14 +25,7 @@ from collections.abc import Mapping  # not typing's: its isinstance check is sev
 from dataclasses import dataclass
 from typing import Any
 
-
-def _invalid(message: str):
-    """InvalidInputError(message), imported when raised: this module is imported by
-    ``lance-ns --help``, which must not pay for lance_namespace (lance_ns.error_codes)."""
-    from .errors import InvalidInputError
-
-    return InvalidInputError(message)
-
+from .invalid_input import invalid_input
 
 DEFAULT_MAX_NAME_BYTES = 255
 DEFAULT_MAX_PROPERTY_BYTES = 64 * 1024
@@ -60,9 +53,9 @@ class Limits:
             try:
                 values[name] = int(raw)
             except ValueError:
-                raise _invalid(f"property 'limits.{name}' must be an integer, got {raw!r}") from None
+                raise invalid_input(f"property 'limits.{name}' must be an integer, got {raw!r}") from None
             if values[name] < 1:
-                raise _invalid(f"property 'limits.{name}' must be positive, got {raw!r}")
+                raise invalid_input(f"property 'limits.{name}' must be positive, got {raw!r}")
         return cls(**values)
 
     def check_request(self, request: Any) -> None:
@@ -76,23 +69,23 @@ class Limits:
         if isinstance(parts, (list, tuple)):
             for part in parts:
                 if isinstance(part, str) and _over(part, self.max_name_bytes):
-                    raise _invalid(f"a name is longer than the limit of {self.max_name_bytes} bytes")
+                    raise invalid_input(f"a name is longer than the limit of {self.max_name_bytes} bytes")
         for field in fields:
             values = get(field)
             if not isinstance(values, Mapping):
                 continue
             if len(values) > self.max_properties:
-                raise _invalid(f"{field}: {len(values)} entries, over the limit of {self.max_properties}")
+                raise invalid_input(f"{field}: {len(values)} entries, over the limit of {self.max_properties}")
             for key, value in values.items():
                 for text in (key, value):
                     if not isinstance(text, str):
                         continue
                     if _over(text, self.max_property_bytes):
-                        raise _invalid(
+                        raise invalid_input(
                             f"{field}: a key or value is longer than the limit of {self.max_property_bytes} bytes"
                         )
                     if not _is_unicode(text):  # a lone surrogate: stored, it breaks every later JSON answer
-                        raise _invalid(f"{field}: a key or value is not valid Unicode text")
+                        raise invalid_input(f"{field}: a key or value is not valid Unicode text")
 
 
 @functools.lru_cache(maxsize=None)

@@ -6,14 +6,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-
-def _invalid(message: str):
-    """InvalidInputError(message), imported when raised: this module is imported by
-    ``lance-ns --help``, which must not pay for lance_namespace (lance_ns.error_codes)."""
-    from .errors import InvalidInputError
-
-    return InvalidInputError(message)
-
+from .invalid_input import invalid_input
 
 
 #: the words that say true or false, wherever a setting is text (case-insensitive)
@@ -28,7 +21,7 @@ def parse_bool(raw: object, what: str) -> bool:
         return True
     if word in FALSE_WORDS:
         return False
-    raise _invalid(f"{what} must be true or false, got {raw!r}")
+    raise invalid_input(f"{what} must be true or false, got {raw!r}")
 
 
 def is_true(raw: object) -> bool:
@@ -41,7 +34,7 @@ class _Mode(str, Enum):
     def parse(cls, value: object, default: "_Mode | None" = None):
         if value is None or value == "":
             if default is None:
-                raise _invalid(f"{cls.__name__} is required")
+                raise invalid_input(f"{cls.__name__} is required")
             return default
         if isinstance(value, Enum):
             value = value.value
@@ -50,7 +43,7 @@ class _Mode(str, Enum):
             if member.value.replace("_", "") == key:
                 return member
         allowed = ", ".join(m.name.title().replace("_", "") for m in cls)
-        raise _invalid(f"unknown {cls.__name__} {value!r}; expected one of: {allowed}")
+        raise invalid_input(f"unknown {cls.__name__} {value!r}; expected one of: {allowed}")
 
 
 class CreateMode(_Mode):

@@ -148,6 +148,11 @@ def parents(location: str, stop: str | None = None, limit: int = 32) -> list[str
     return out
 
 
+def _endpoint(opts: dict[str, str]) -> str | None:
+    """The object-store endpoint among lower-cased storage options (None: the service's own)."""
+    return opts.get("endpoint") or opts.get("aws_endpoint") or opts.get("endpoint_url")
+
+
 def filesystem(location: str, storage_options: dict[str, str] | None):
     """(pyarrow filesystem, path) for a location, honouring S3 storage options."""
     import pyarrow.fs as pafs
@@ -158,7 +163,7 @@ def filesystem(location: str, storage_options: dict[str, str] | None):
     parsed = urlparse(location)
     opts = {k.lower(): v for k, v in (storage_options or {}).items()}
     if parsed.scheme in ("s3", "s3a"):
-        endpoint = opts.get("endpoint") or opts.get("aws_endpoint") or opts.get("endpoint_url")
+        endpoint = _endpoint(opts)
         kwargs = {}
         if endpoint:
             ep = urlparse(endpoint)
@@ -261,17 +266,17 @@ def conditional_put_refusal(root: str, storage_options: dict[str, str] | None = 
     ``<root>/_lance_ns/`` is created, created again (which must be refused) and
     removed.  Local disk always holds (a hard link).  A store that refuses the probe
     altogether (read-only credentials, say) cannot tell; it is not refused for that."""
-    if not is_uri(root) or root.startswith("file://"):
+    if not is_uri(root) or file_uri_path(root) is not None:
         return None
     parsed = urlparse(root)
-    opts = {k.lower(): v for k, v in (storage_options or {}).items()}
-    key = (parsed.scheme, parsed.netloc, opts.get("endpoint") or opts.get("aws_endpoint") or opts.get("endpoint_url"))
+    key = (parsed.scheme, parsed.netloc, _endpoint({k.lower(): v for k, v in (storage_options or {}).items()}))
     if key not in _CONDITIONAL_PUT:
         probe = join(root, "_lance_ns", f"conditional-put-probe-{os.urandom(6).hex()}")
         try:
             first, second = put_if_absent(probe, b"1", storage_options), put_if_absent(probe, b"2", storage_options)
         except Exception as e:  # noqa: BLE001 - no answer is no evidence against the store
             log.info("could not probe conditional PUTs under %s: %s", root, e)
+            _CONDITIONAL_PUT[key] = None  # remembered too: a read-only client is not probed at every connect
             return None
         finally:
             try:

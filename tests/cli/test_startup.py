@@ -42,3 +42,11 @@ def test_a_command_imports_its_backend_only():
     backends = sorted(m for m in modules if m.startswith("lance_ns.impls.") and m != "lance_ns.impls.memory")
     assert not backends, f"a memory command imported other backends: {backends}"
     assert "boto3" not in modules and "pyspark" not in modules and "starlette" not in modules
+
+
+def test_the_formats_the_tree_offers_are_the_ones_commands_read():
+    """``table create --format``'s choices are spelled in the light command tree (FORMATS), the
+    readers in lance_ns.cli.commands: the two must name the same formats."""
+    from lance_ns.cli import app, commands
+
+    assert sorted(commands.READERS) == sorted(app.FORMATS)

@@ -39,7 +39,7 @@ from .exitcodes import (  # noqa: F401 - re-exported for scripts and tests
 # This module builds the whole command tree, and ``lance-ns --help``, ``--version`` and
 # ``completion`` are answered from it alone: it imports only click and the few modules
 # above, none of which imports lance_namespace (~0.6 s), pyarrow or pylance.  What a
-# command runs is imported when it runs (:func:`handler`); tests/cli/test_subprocess.py
+# command runs is imported when it runs (:class:`_Handlers`); tests/cli/test_startup.py
 # holds the line.
 
 PROG = "lance-ns"
@@ -63,14 +63,25 @@ connection (first match wins):
 """
 
 
-def handler(module: str, name: str) -> Callable:
-    """A command's handler, ``lance_ns.cli.<module>.<name>``, imported when the command runs."""
+class _Handlers:
+    """The command handlers of ``lance_ns.cli.<module>``, imported when one of them runs:
+    ``cmd.table_drop`` here is a function that imports ``lance_ns.cli.commands`` and calls
+    its ``table_drop``."""
 
-    def call(args, out):
-        return getattr(importlib.import_module(f"lance_ns.cli.{module}"), name)(args, out)
+    def __init__(self, module: str):
+        self._module = f"lance_ns.cli.{module}"
 
-    call.__name__ = name
-    return call
+    def __getattr__(self, name: str) -> Callable:
+        module = self._module
+
+        def call(args, out):
+            return getattr(importlib.import_module(module), name)(args, out)
+
+        call.__name__ = name
+        return call
+
+
+cmd, configs, service = _Handlers("commands"), _Handlers("configs"), _Handlers("service")
 
 
 # -- option types ------------------------------------------------------------------------
@@ -106,10 +117,10 @@ def _complete_impl(ctx, param, incomplete):
 
 
 def _complete_config(ctx, param, incomplete):
-    from . import configs
+    from .connection import configuration_names
 
     try:
-        return [n for n in configs.configuration_names() if n.startswith(incomplete)]
+        return [n for n in configuration_names() if n.startswith(incomplete)]
     except Exception:  # noqa: BLE001 - completion never fails the shell
         return []
 
@@ -301,17 +312,17 @@ SKIP_MISSING = click.option("--skip-missing", is_flag=True, help="succeed if it 
 VERSION = click.option("--version", type=int, help="this table version (default: the latest)")
 
 # namespace ...
-command(namespace, "list", handler("commands", "namespace_list"), "list the child namespaces of a namespace (default: the root)",
+command(namespace, "list", cmd.namespace_list, "list the child namespaces of a namespace (default: the root)",
         [f"lance-ns namespace list {ROOT}", f"lance-ns {ROOT} namespace list db --json"],
         *id_options("parent namespace"), *PAGING)
-command(namespace, "describe", handler("commands", "namespace_describe"), "show a namespace's properties",
+command(namespace, "describe", cmd.namespace_describe, "show a namespace's properties",
         ["lance-ns namespace describe db --config prod", f"lance-ns namespace describe db --json {ROOT}"],
         *id_options("namespace"))
-command(namespace, "create", handler("commands", "namespace_create"),
+command(namespace, "create", cmd.namespace_create,
         "create a namespace; --property sets its properties where the backend stores them",
         [f"lance-ns namespace create db.team --mode exist_ok --property owner=ml {ROOT}"],
         *id_options("namespace"), CREATE_MODE, properties_option("namespace"))
-command(namespace, "drop", handler("commands", "namespace_drop"),
+command(namespace, "drop", cmd.namespace_drop,
         "drop a namespace; --cascade and --walk drop its tables too and ask first (--yes: don't ask)",
         [f"lance-ns namespace drop db --cascade --yes {ROOT}"],
         *id_options("namespace"), SKIP_MISSING,
@@ -319,24 +330,24 @@ command(namespace, "drop", handler("commands", "namespace_drop"),
         click.option("--walk", is_flag=True, help="cascade client-side: drop each table and child namespace with "
                                                    "progress (for servers that do not honour Cascade; not atomic)"),
         YES)
-command(namespace, "exists", handler("commands", "namespace_exists"), "exit 0 if the namespace exists, 3 if not",
+command(namespace, "exists", cmd.namespace_exists, "exit 0 if the namespace exists, 3 if not",
         [f"lance-ns namespace exists db {ROOT}"], *id_options("namespace"))
 
 # table ...
-command(table, "list", handler("commands", "table_list"), "list the tables of a namespace",
+command(table, "list", cmd.table_list, "list the tables of a namespace",
         [f"lance-ns table list db --json {ROOT}"], *id_options("namespace"), *PAGING)
-command(table, "describe", handler("commands", "table_describe"),
+command(table, "describe", cmd.table_describe,
         "show a table: location, version, rows, size, commit time, properties and schema",
         [f"lance-ns table describe db.events {ROOT}", f"lance-ns table describe db.events --version 1 --json {ROOT}"],
         *id_options("table", required=True), VERSION,
         click.option("--detail", is_flag=True, hidden=True, help="kept for old scripts: details are always loaded"))
-command(table, "schema", handler("commands", "table_schema"), "show a table's schema as a tree (--json: the protocol's JSON schema)",
+command(table, "schema", cmd.table_schema, "show a table's schema as a tree (--json: the protocol's JSON schema)",
         [f"lance-ns table schema db.events {ROOT}"], *id_options("table", required=True), VERSION)
-command(table, "head", handler("commands", "table_head"), "print the first N rows of a table (default 10)",
+command(table, "head", cmd.table_head, "print the first N rows of a table (default 10)",
         [f"lance-ns table head db.events 5 {ROOT}", f"lance-ns table head db.events --columns id --json {ROOT}"],
         *id_options("table", required=True), click.argument("rows", type=int, default=10, required=False),
         VERSION, click.option("--columns", metavar="A,B", help="only these columns"))
-command(table, "create", handler("commands", "table_create"),
+command(table, "create", cmd.table_create,
         "create a table from a parquet, CSV or newline-delimited JSON file (read with pyarrow)",
         [f"lance-ns table create db.orders --from /data/orders.parquet {ROOT}",
          f"lance-ns table create db.orders_csv --from /data/orders.csv --property team=ml {ROOT}"],
@@ -345,7 +356,7 @@ command(table, "create", handler("commands", "table_create"),
         click.option("--format", type=click.Choice(FORMATS),
                      help="the file's format (default: from its suffix: .parquet, .csv, .json/.jsonl)"),
         CREATE_MODE, properties_option("table"))
-command(table, "declare", handler("commands", "table_declare"),
+command(table, "declare", cmd.table_declare,
         "declare a table (reserve its name and location, no data yet); with --from FILE, every table the "
         "file lists (one id a line, or a JSON object with id, location, properties; ID is then the namespace "
         "they go into), --batch at a time, each batch all or none",
@@ -358,12 +369,12 @@ command(table, "declare", handler("commands", "table_declare"),
         click.option("--batch", type=click.IntRange(1), default=10000, show_default=True,
                      help="tables per BatchCommitTables with --from"),
         short="declare a table, or every table a file lists")
-command(table, "register", handler("commands", "table_register"), "register an existing Lance table location under a name",
+command(table, "register", cmd.table_register, "register an existing Lance table location under a name",
         ["lance-ns table register db.raw_events --location /data/raw/events.lance "
          "--impl dir --prop root=/data/lake --prop allow_external_locations=true"],
         *id_options("table", required=True), click.option("--location", required=True, help="where the Lance table is"),
         REGISTER_MODE, properties_option("table"))
-command(table, "register-many", handler("commands", "table_register_many"),
+command(table, "register-many", cmd.table_register_many,
         "register every Lance table directory inside DIRECTORY (name = directory name without --suffix); "
         "the directory namespace refuses locations outside its root unless allow_external_locations=true",
         [f"lance-ns table register-many staging --directory /data/raw {ROOT} --prop allow_external_locations=true"],
@@ -371,9 +382,9 @@ command(table, "register-many", handler("commands", "table_register_many"),
         click.option("--directory", required=True, help="a local directory holding Lance table directories"),
         click.option("--suffix", default=".lance", help="suffix removed from directory names (default .lance)"),
         REGISTER_MODE, short="register every Lance table directory inside a directory")
-command(table, "deregister", handler("commands", "table_deregister"), "remove a table from the namespace, keeping its data",
+command(table, "deregister", cmd.table_deregister, "remove a table from the namespace, keeping its data",
         [f"lance-ns table deregister db.events {ROOT}"], *id_options("table", required=True))
-command(table, "drop", handler("commands", "table_drop"),
+command(table, "drop", cmd.table_drop,
         "drop a table, and its data where lance-ns made the table (a registered table's data stays unless "
         "--purge); asks first (--yes: don't ask)",
         [f"lance-ns table drop db.events --yes {ROOT}", f"lance-ns table drop db.gone --skip-missing --yes {ROOT}"],
@@ -382,13 +393,13 @@ command(table, "drop", handler("commands", "table_drop"),
                      help="also delete the data of a table lance-ns did not make (registered, or declared at a "
                           "location given)"),
         YES, short="drop a table (and the data of a table lance-ns made)")
-command(table, "adopt", handler("commands", "table_adopt"),
+command(table, "adopt", cmd.table_adopt,
         "record lance-ns as the owner of a table's data, so that a drop deletes it: for tables of releases "
         "before the ownership record (judged by their location until adopted) and registered tables whose "
         "data is handed over; asks first (--yes: don't ask)",
         [f"lance-ns table adopt db.events --yes {ROOT}"],
         *id_options("table", required=True), YES, short="record lance-ns as the owner of a table's data")
-command(table, "rename", handler("commands", "table_rename"),
+command(table, "rename", cmd.table_rename,
         "rename a table, or move it into another namespace (--to-namespace); its data stays where it is",
         [f"lance-ns table rename db.events events_2024 {ROOT}",
          f"lance-ns table rename db.events_2024 events --to-namespace staging --json {ROOT}"],
@@ -396,47 +407,47 @@ command(table, "rename", handler("commands", "table_rename"),
         click.option("--to-namespace", metavar="NAMESPACE", help="the namespace to move the table into "
                                                                   "(split at --delimiter; default: where it is)"),
         short="rename a table or move it into another namespace")
-command(table, "list-all", handler("commands", "table_list_all"),
+command(table, "list-all", cmd.table_list_all,
         "list every table below a namespace (default: the root), nested namespaces included, as full ids",
         [f"lance-ns table list-all {ROOT}", f"lance-ns table list-all db --limit 2 --json {ROOT}"],
         *id_options("namespace"), *PAGING)
-command(table, "branches", handler("commands", "table_branches"), "list a table's branches with the version each was created from",
+command(table, "branches", cmd.table_branches, "list a table's branches with the version each was created from",
         [f"lance-ns table branches db.events {ROOT}"], *id_options("table", required=True))
-command(table, "exists", handler("commands", "table_exists"), "exit 0 if the table exists, 3 if not",
+command(table, "exists", cmd.table_exists, "exit 0 if the table exists, 3 if not",
         [f"lance-ns table exists db.events {ROOT}"], *id_options("table", required=True))
-command(table, "versions", handler("commands", "table_versions"), "list a table's versions with commit times, rows and sizes",
+command(table, "versions", cmd.table_versions, "list a table's versions with commit times, rows and sizes",
         [f"lance-ns table versions db.events --descending --limit 5 {ROOT}"],
         *id_options("table", required=True), *PAGING, click.option("--descending", is_flag=True, help="newest first"))
-command(table, "restore", handler("commands", "table_restore"),
+command(table, "restore", cmd.table_restore,
         "make an old version the latest again (a new version is committed; history is kept)",
         [f"lance-ns table restore db.events 1 {ROOT}"],
         *id_options("table", required=True), click.argument("to_version", metavar="VERSION", type=int))
-command(tags, "list", handler("commands", "tags_list"), "list a table's tags",
+command(tags, "list", cmd.tags_list, "list a table's tags",
         [f"lance-ns table tags list db.events {ROOT}"], *id_options("table", required=True))
-command(tags, "create", handler("commands", "tags_create"), "tag a version of a table (default: the latest)",
+command(tags, "create", cmd.tags_create, "tag a version of a table (default: the latest)",
         [f"lance-ns table tags create db.events first --version 1 {ROOT}"],
         *id_options("table", required=True), click.argument("tag"),
         click.option("--version", "tag_version", type=int, help="the version to tag (default: the latest)"))
-command(tags, "delete", handler("commands", "tags_delete"), "delete a tag (the version stays)",
+command(tags, "delete", cmd.tags_delete, "delete a tag (the version stays)",
         [f"lance-ns table tags delete db.events stable {ROOT}"],
         *id_options("table", required=True), click.argument("tag"))
 
 # config ...
-command(config, "list", handler("configs", "config_list"), "list the named configurations, secrets masked",
+command(config, "list", configs.config_list, "list the named configurations, secrets masked",
         ["lance-ns config list"])
-command(config, "show", handler("configs", "config_show"),
+command(config, "show", configs.config_show,
         "show what a command with these options connects to (resolved, secrets masked)",
         ["lance-ns config show --config prod", "lance-ns config show --impl rest --prop uri=http://user:pw@host:2333"])
 
 # serve: the flags are the server's own (lance_ns.server.settings.FLAGS), shared with python -m lance_ns.server
-command(cli, "serve", handler("service", "serve"), "serve a namespace over the Lance REST protocol (until Ctrl-C); needs lance-ns[server]",
+command(cli, "serve", service.serve, "serve a namespace over the Lance REST protocol (until Ctrl-C); needs lance-ns[server]",
         [f"LANCE_NS_AUTH_TOKEN=s3cret lance-ns serve {ROOT} --host 127.0.0.1 --port 2333",
          "lance-ns namespace list --impl rest --prop uri=http://127.0.0.1:2333 --prop auth_token=s3cret"],
         *server_command.click_options(),
         json_flag=False)
 
 # check
-command(cli, "check", handler("service", "check"),
+command(cli, "check", service.check,
         "run the behavioural conformance scenario against a Lance REST server (--uri; needs lance-ns[rest]) "
         "or a backend, in a fresh namespace it removes afterwards; exit 0 only if every check passes",
         ["LANCE_NS_AUTH_TOKEN=s3cret lance-ns check --uri http://127.0.0.1:2333",

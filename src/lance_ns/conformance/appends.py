@@ -10,8 +10,7 @@ times, as a pipeline would), and afterwards the table must hold:
   for a new one and commits a fresh dataset over it, an Overwrite no client asked
   for (the loss this check was written for, see docs/reliability.md).
 
-Writers run as threads sharing one client, threads with a client each, or
-processes of their own (:class:`ProcessWriters`: ``python -m
+Writers run as threads sharing one client, or as processes with clients of their own (:class:`ProcessWriters`: ``python -m
 lance_ns.conformance.appends`` workers, started once and given one round at a
 time).  The conformance suite (tests/conformance/test_managed.py) and
 ``benchmarks/stress_appends.py`` run the same rounds.
@@ -129,9 +128,9 @@ def _all_versions(client, table_id: list[str]) -> list:
 
 
 def run_round(connect: Callable[[], object], table_id: list[str], writers: int = 4, appends: int = 6,
-              shared: bool = True, processes: "ProcessWriters | None" = None) -> RoundResult:
-    """One round: seed the table, race the writers (threads on one client when ``shared``,
-    a client each otherwise, or ``processes``), then verify."""
+              processes: "ProcessWriters | None" = None) -> RoundResult:
+    """One round: seed the table, race the writers (threads on one client, or ``processes``),
+    then verify."""
     client = connect()
     seed(client, table_id)
     result = RoundResult()
@@ -139,12 +138,11 @@ def run_round(connect: Callable[[], object], table_id: list[str], writers: int =
         for writer, outcome in enumerate(processes.round(table_id, appends)):
             result.add(writer, outcome)
     else:
-        clients = [client if shared else connect() for _ in range(writers)]
         start = threading.Barrier(writers, timeout=60)
         outcomes: list[dict | None] = [None] * writers
 
         def run(i):
-            outcomes[i] = append_all(clients[i], table_id, i, appends, start)
+            outcomes[i] = append_all(client, table_id, i, appends, start)
 
         threads = [threading.Thread(target=run, args=(i,), name=f"appender-{i}") for i in range(writers)]
         for t in threads:
