@@ -21,13 +21,12 @@ import threading
 import uuid
 from contextlib import ExitStack, contextmanager
 
-import boto3
 import pytest
 from lance_namespace import LanceNamespaceError
 
 import lance_ns
 from lance_ns.tables import table_to_ipc_stream
-from tests.servers.moto import client_kwargs, moto_server, s3_storage_options
+from tests.servers.moto import moto_bucket
 from tests.servers.seaweedfs import seaweedfs_server
 
 from .backends.servers import servers_over
@@ -60,16 +59,13 @@ def test_a_change_through_one_server_is_seen_through_the_other_at_once(scope):
 @contextmanager
 def _store(kind: str):
     """(root prefix, storage options) of a fresh bucket on a real S3 server."""
-    bucket = f"fresh-roots-{uuid.uuid4().hex[:8]}"
     if kind == "seaweedfs":
         with seaweedfs_server() as s3:
-            boto3.client("s3", endpoint_url=s3.s3_url, aws_access_key_id=s3.access_key,
-                         aws_secret_access_key=s3.secret_key, region_name=s3.region).create_bucket(Bucket=bucket)
-            yield f"s3://{bucket}", s3.storage_options()
+            yield f"s3://{s3.create_bucket('fresh-roots')}", s3.storage_options()
     else:
-        with moto_server() as endpoint:
-            boto3.client("s3", **client_kwargs(endpoint)).create_bucket(Bucket=bucket)
-            yield f"s3://{bucket}", s3_storage_options(endpoint)
+        bucket = f"fresh-roots-{uuid.uuid4().hex[:8]}"
+        with moto_bucket(bucket) as (_, storage):
+            yield f"s3://{bucket}", storage
 
 
 def _first_writes(urls: list[str], storage: dict[str, str]) -> list[str]:

@@ -14,12 +14,18 @@ from pathlib import Path
 import lance
 
 import lance_ns
-from tests.packaging.install import run
+from tests.packaging.install import fresh_venv, run
 from tests.server.conftest import lance_ns_serve
 
 #: the job's results per namespace, for the rows described above
 EXPECTED = {"count": 1500, "sum_id": sum(range(1500)), "sum_v": 2 * sum(range(1000)) + 500,
             "ours_count": 3, "ours_sum": 60}
+
+
+def engine_python(wheel: str, venv: Path, requirements) -> Path:
+    """The python of a fresh environment holding lance-ns (its wheel, with the REST client)
+    and the engine's ``requirements``, beside but apart from the dev environment."""
+    return fresh_venv(venv, [f"{wheel}[rest]", *requirements]) / "python"
 
 
 def _seed(ns) -> None:

@@ -26,8 +26,6 @@ import pytest
 from lance.namespace import RestNamespace
 
 import lance_ns
-from tests.packaging.install import fresh_venv
-
 from . import engines
 
 pytestmark = pytest.mark.slow
@@ -77,8 +75,7 @@ def _name(cls) -> str:
 
 @pytest.fixture(scope="session")
 def daft_python(lance_ns_wheel, tmp_path_factory):
-    venv = tmp_path_factory.mktemp("daft") / "venv"
-    return fresh_venv(venv, [f"{lance_ns_wheel}[rest]", *DAFT_REQUIREMENTS]) / "python"
+    return engines.engine_python(lance_ns_wheel, tmp_path_factory.mktemp("daft") / "venv", DAFT_REQUIREMENTS)
 
 
 def test_daft_writes_appends_and_reads_by_name_and_over_rest(daft_python, tmp_path):

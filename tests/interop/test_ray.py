@@ -14,8 +14,6 @@ import textwrap
 
 import pytest
 
-from tests.packaging.install import fresh_venv
-
 from . import engines
 
 pytestmark = pytest.mark.slow
@@ -54,8 +52,7 @@ EXPECTED = engines.EXPECTED
 
 @pytest.fixture(scope="session")
 def ray_python(lance_ns_wheel, tmp_path_factory):
-    venv = tmp_path_factory.mktemp("ray") / "venv"
-    return fresh_venv(venv, [f"{lance_ns_wheel}[rest]", *RAY_REQUIREMENTS]) / "python"
+    return engines.engine_python(lance_ns_wheel, tmp_path_factory.mktemp("ray") / "venv", RAY_REQUIREMENTS)
 
 
 def test_ray_writes_appends_and_reads_by_name_and_over_rest(ray_python, tmp_path):

@@ -60,6 +60,18 @@ class SeaweedFS:
     def credential(self) -> str:
         return f"{self.access_key}:{self.secret_key}"
 
+    def create_bucket(self, prefix: str) -> str:
+        """A new plain bucket (not the table bucket, whose writes SeaweedFS confines to
+        registered tables): its name, ``prefix`` and a random tail."""
+        import uuid
+
+        import boto3
+
+        bucket = f"{prefix}-{uuid.uuid4().hex[:8]}"
+        boto3.client("s3", endpoint_url=self.s3_url, aws_access_key_id=self.access_key,
+                     aws_secret_access_key=self.secret_key, region_name=self.region).create_bucket(Bucket=bucket)
+        return bucket
+
     def storage_options(self) -> dict[str, str]:
         """pylance (object_store) options for the S3 endpoint."""
         return {

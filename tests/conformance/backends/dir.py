@@ -12,10 +12,7 @@ and the dir-s3 conformance took ~210 s against ~60 s (``-n 2``, same machine).
 moto still serves the S3 tests of tests/dir/ and Glue's storage.
 """
 
-import uuid
 from contextlib import contextmanager
-
-import boto3
 
 import lance_ns
 from tests.servers.seaweedfs import seaweedfs_server
@@ -38,9 +35,7 @@ def _local(tmp):
 def _s3(tmp):
     with seaweedfs_server() as s3:
         # a plain bucket of its own (the shared server's table bucket is Iceberg's)
-        bucket = f"lance-dir-conformance-{uuid.uuid4().hex[:8]}"
-        boto3.client("s3", endpoint_url=s3.s3_url, aws_access_key_id=s3.access_key,
-                     aws_secret_access_key=s3.secret_key, region_name=s3.region).create_bucket(Bucket=bucket)
+        bucket = s3.create_bucket("lance-dir-conformance")
         opts = s3.storage_options()
         root = f"s3://{bucket}/root"
         props = {"root": root, **{f"storage.{k}": v for k, v in opts.items()}}

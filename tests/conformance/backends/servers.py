@@ -19,11 +19,9 @@ import threading
 import uuid
 from contextlib import ExitStack, contextmanager
 
-import boto3
-
 import lance_ns
 from tests.server.conftest import lance_ns_serve
-from tests.servers.moto import client_kwargs, moto_server, s3_storage_options
+from tests.servers.moto import moto_bucket
 from tests.servers.seaweedfs import seaweedfs_server
 
 from . import Backend, Ctx, declared_caps
@@ -85,10 +83,7 @@ def _ctx(urls: list[str], root: str, storage: dict[str, str], rounds: int) -> Ct
 @contextmanager
 def _seaweed(tmp):
     with seaweedfs_server() as s3:
-        bucket = f"lance-servers-{uuid.uuid4().hex[:8]}"
-        boto3.client("s3", endpoint_url=s3.s3_url, aws_access_key_id=s3.access_key,
-                     aws_secret_access_key=s3.secret_key, region_name=s3.region).create_bucket(Bucket=bucket)
-        root, storage = f"s3://{bucket}/root", s3.storage_options()
+        root, storage = f"s3://{s3.create_bucket('lance-servers')}/root", s3.storage_options()
         with servers_over(root, storage, tmp=tmp) as urls:
             # a round of 24 appends costs ~3.5 s here (dir-local: ~0.5 s)
             yield _ctx(urls, root, storage, rounds=4)
@@ -96,10 +91,9 @@ def _seaweed(tmp):
 
 @contextmanager
 def _moto(tmp):
-    with moto_server() as endpoint:
-        bucket = f"lance-servers-{uuid.uuid4().hex[:8]}"
-        boto3.client("s3", **client_kwargs(endpoint)).create_bucket(Bucket=bucket)
-        root, storage = f"s3://{bucket}/root", s3_storage_options(endpoint)
+    bucket = f"lance-servers-{uuid.uuid4().hex[:8]}"
+    with moto_bucket(bucket) as (_, storage):
+        root = f"s3://{bucket}/root"
         with servers_over(root, storage, tmp=tmp) as urls:
             # moto answers from a thread of the test process, under its GIL: ~19 s a round
             yield _ctx(urls, root, storage, rounds=1)
