@@ -15,7 +15,7 @@ class IgnoresSkipNamespace(MemoryNamespace):
     """Fails DropNamespace mode=Skip of a missing namespace (a common departure)."""
 
     def drop_namespace(self, request):
-        if self._get_namespace(list(request.id or [])) is None:
+        if self.get_namespace_entry(list(request.id or [])) is None:
             raise NamespaceNotFoundError(f"namespace {request.id!r} does not exist")
         return super().drop_namespace(request)
 

@@ -117,13 +117,13 @@ def test_a_batch_that_loses_a_name_to_another_process_leaves_none_of_its_markers
     """Checked free, taken by another process before the commit: the commit refuses
     the batch after the helper wrote its markers; none of them is left."""
     other = lance_ns.connect("dir", {"root": ns.root})
-    plain = ns._create_tables
+    plain = ns.create_table_entries
 
     def racing(planned):
         other.declare_table({"id": ["t", "a150"]})
         return plain(planned)
 
-    monkeypatch.setattr(ns, "_create_tables", racing)
+    monkeypatch.setattr(ns, "create_table_entries", racing)
     with pytest.raises(TableAlreadyExistsError):
         ns.batch_commit_tables(_declares([f"a{i}" for i in range(300)]))
     assert len(helper_spawns) == MARKER_HELPERS

@@ -78,8 +78,8 @@ def test_the_swap_primitive_reports_won_and_lost():
                 stub.add_client_error("update_table", error, "changed", 400, expected_params=params)
             else:
                 stub.add_response("update_table", {}, params)
-        assert ns._swap_table_properties(["db"], table, {"x": "y"}) is True
-        assert ns._swap_table_properties(["db"], table, {"x": "y"}) is False
+        assert ns.swap_table_properties(["db"], table, {"x": "y"}) is True
+        assert ns.swap_table_properties(["db"], table, {"x": "y"}) is False
         stub.assert_no_pending_responses()
 
 
@@ -116,5 +116,5 @@ def test_the_version_id_probe_decides_whether_managed_tables_are_held(monkeypatc
         table = lance_ns.catalog.table.CatalogTable(name="t", location=LOCATION, properties=dict(PARAMS),
                                                     kind="EXTERNAL_TABLE", token="5")
         with pytest.raises(LanceNamespaceError) as e:
-            ns._swap_table_properties(["db"], table, {"x": "y"})
+            ns.swap_table_properties(["db"], table, {"x": "y"})
         assert int(e.value.code) == 0 and "ignores UpdateTable's VersionId" in str(e.value), e.value

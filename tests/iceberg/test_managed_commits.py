@@ -100,14 +100,14 @@ def test_a_commit_built_on_a_stale_read_is_refused_by_the_server(client, ns, raw
     tid = ns + ["m"]
     client.declare_table({"id": tid, "properties": MANAGED})
     append(client, tid, 1)
-    stale = client._get_table(ns, "m")
+    stale = client.get_table_entry(ns, "m")
     append(client, tid, 2)  # main moved on since `stale` was read
-    assert client._swap_tables_properties([(ns, stale, {**stale.properties, "x": "lost"})]) is False
+    assert client.swap_tables_properties([(ns, stale, {**stale.properties, "x": "lost"})]) is False
     # the same name dropped and declared again: assert-table-uuid refuses the old read
-    fresh = client._get_table(ns, "m")
+    fresh = client.get_table_entry(ns, "m")
     client.drop_table({"id": tid})
     client.declare_table({"id": tid, "properties": MANAGED})
-    assert client._swap_tables_properties([(ns, fresh, {**fresh.properties, "x": "lost"})]) is False
+    assert client.swap_tables_properties([(ns, fresh, {**fresh.properties, "x": "lost"})]) is False
     assert "x" not in raw.get(f"/namespaces/{ns[1]}/tables/m").json()["metadata"]["properties"]
 
 
@@ -192,7 +192,7 @@ def _two_tables(stub, tmp_path):
         location = str(tmp_path / name)
         stub.route("GET", f"/v1/wh/namespaces/db/tables/{name}",
                    body=table_response(location, {"table_type": "lance", "managed_versioning": "true"}))
-        tables.append((["wh", "db"], c._get_table(["wh", "db"], name), [{"version": 1, "manifest_path": "x"}]))
+        tables.append((["wh", "db"], c.get_table_entry(["wh", "db"], name), [{"version": 1, "manifest_path": "x"}]))
     return c, tables
 
 

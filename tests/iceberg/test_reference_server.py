@@ -145,13 +145,13 @@ def test_an_entry_whose_metadata_file_is_gone_answers_500(client, raw, ns, catal
     location = client.describe_table({"id": tid}).location
     reader = lance_ns.connect("iceberg", catalog.props)
     seen = []
-    remove_entry = client._remove_entry
+    remove_entry = client.remove_table_entry
 
     def watched(ns_, table):  # the moment between the data's deletion and the entry's
         seen.append((sorted(os.listdir(location)), reader.describe_table({"id": tid}).location))
         remove_entry(ns_, table)
 
-    client._remove_entry = watched
+    client.remove_table_entry = watched
     client.drop_table({"id": tid})
     assert seen == [([".lance-dropped", "metadata"], location)]  # Lance's files gone, the table still loads
     assert sorted(os.listdir(location)) == [".lance-dropped"]  # metadata/ went after the entry

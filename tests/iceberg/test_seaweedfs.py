@@ -90,7 +90,7 @@ def test_real_oauth2(seaweed):
     props = client_properties(seaweed)
     good = lance_ns.connect("iceberg", props)
     good.namespace_exists({"id": [seaweed.warehouse]})
-    assert good._auth.fetches == 1
+    assert good.auth.fetches == 1
     bad = lance_ns.connect("iceberg", {**props, "credential": f"{seaweed.access_key}:wrong"})
     assert code_of(bad.namespace_exists, {"id": [seaweed.warehouse]}) == 16
     unknown = lance_ns.connect("iceberg", {**props, "credential": "nobody:nothing"})
@@ -103,6 +103,6 @@ def test_real_server_401_triggers_a_token_refresh(seaweed):
     props = {**client_properties(seaweed), "auth_token": "stale-token-from-yesterday"}
     c = lance_ns.connect("iceberg", props)
     c.namespace_exists({"id": [seaweed.warehouse]})
-    assert c._auth.fetches == 1
+    assert c.auth.fetches == 1
     stale_only = lance_ns.connect("iceberg", {"endpoint": seaweed.iceberg_url, "auth_token": "stale"})
     assert code_of(stale_only.namespace_exists, {"id": [seaweed.warehouse]}) == 16

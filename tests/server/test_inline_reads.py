@@ -36,13 +36,13 @@ def describe(url: str, name: str = "t", **kwargs) -> httpx.Response:
 def _threads_used(monkeypatch, ns) -> list[str]:
     """The name of the thread each DescribeTable of ``ns`` runs on."""
     seen: list[str] = []
-    real = type(ns)._get_table
+    real = type(ns).get_table_entry
 
     def spy(self, *args):
         seen.append(threading.current_thread().name)
         return real(self, *args)
 
-    monkeypatch.setattr(type(ns), "_get_table", spy)
+    monkeypatch.setattr(type(ns), "get_table_entry", spy)
     return seen
 
 

@@ -262,8 +262,8 @@ def test_no_other_property_can_change(ns, schema):
     history, in the ledger; a change of anything else is refused (code 0)."""
     tid = schema + ["t"]
     ns.declare_table({"id": tid, "properties": MANAGED})
-    table = ns._get_table(schema, "t")
-    assert code(ns._swap_table_properties, schema, table, {**table.properties, VERSIONS_KEY: "[]", "k": "v"}) == 0
+    table = ns.get_table_entry(schema, "t")
+    assert code(ns.swap_table_properties, schema, table, {**table.properties, VERSIONS_KEY: "[]", "k": "v"}) == 0
 
 
 def test_a_managed_table_without_a_ledger_id_is_refused_but_can_be_dropped(unity, ns, schema, tmp_path):

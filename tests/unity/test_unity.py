@@ -262,7 +262,7 @@ def test_drop_schema_refused_by_server_is_not_empty(unity, ns, monkeypatch):
     ns.declare_table({"id": [CAT, "s", "t"]})
     # a table created by someone else after our emptiness check: the server's
     # own 400 FAILED_PRECONDITION must come back as NamespaceNotEmpty
-    monkeypatch.setattr(ns, "_list_tables", lambda _ns: [])
+    monkeypatch.setattr(ns, "list_table_entries", lambda _ns: [])
     assert code(ns.drop_namespace, {"id": [CAT, "s"]}) == 3
     assert unity.table(f"{CAT}.s.t") is not None
 

@@ -33,7 +33,6 @@ The rules written once here, for every backend (the directory namespace too):
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from dataclasses import replace
 
@@ -52,7 +51,6 @@ from ..dataops import DataOperations
 from ..errors import (
     ConcurrentModificationError,
     InvalidInputError,
-    LanceNamespaceError,
     NamespaceNotFoundError,
     TableAlreadyExistsError,
     TableNotFoundError,
@@ -80,12 +78,13 @@ from .table import (
 from . import locations
 from .entries import EntryOperations
 from .namespaces import NamespaceOperations
+from .store import CatalogStore
 from .versions import PropertyHistory, TableVersions
 
 log = logging.getLogger(__name__)
 
 
-class CatalogNamespace(NamespaceBase):
+class CatalogNamespace(NamespaceBase, CatalogStore):
     """Base of the catalog-backed implementations.
 
     The data operations (CreateTable from Arrow IPC, InsertInto, Query, indices,
@@ -225,62 +224,57 @@ class CatalogNamespace(NamespaceBase):
     def namespace_properties_in(self, properties: dict[str, str] | None) -> dict[str, str]:
         return dict(properties or {})
 
-    # -- primitives: the backend implements CatalogStore's (store.py); defaults of the optional ones
-    def _replace_table(self, ns: list[str], table: CatalogTable) -> None:
-        self._delete_table(ns, table.name)
-        self._create_table(ns, table)
-
-    # -- shared checks ----------------------------------------------------------
-    def _check_depth(self, ns: list[str], what: str = "namespace") -> None:
+    # -- the rules the collaborators share (entries, namespaces, versions, locations) ----
+    def check_depth(self, ns: list[str], what: str = "namespace") -> None:
         if self.max_depth is not None and len(ns) > self.max_depth:
             raise InvalidInputError(
                 f"{what} {to_string(ns)!r} is {len(ns)} levels deep; "
                 f"{type(self).__name__} has at most {self.max_depth}"
             )
 
-    def _require_namespace(self, ns: list[str]) -> dict[str, str]:
+    def require_namespace(self, ns: list[str]) -> dict[str, str]:
         if not ns:
             return {}
-        self._check_depth(ns)
-        props = self._get_namespace(ns)
+        self.check_depth(ns)
+        props = self.get_namespace_entry(ns)
         if props is None:
             raise NamespaceNotFoundError(f"namespace {to_string(ns)!r} does not exist")
         return props
 
-    def _holds_tables(self, ns: list[str]) -> bool:
+    def holds_tables(self, ns: list[str]) -> bool:
         if self.table_depths is not None:
             return len(ns) in self.table_depths
         return len(ns) >= self.min_table_depth
 
-    def _require_table_namespace(self, ns: list[str]) -> dict[str, str]:
+    def require_table_namespace(self, ns: list[str]) -> dict[str, str]:
         depths = self.table_depths
-        if not self._holds_tables(ns):
+        if not self.holds_tables(ns):
             levels = "any level below the root" if depths is None else f"level {', '.join(map(str, depths))}"
             raise InvalidInputError(
                 f"tables of {type(self).__name__} live in namespaces at {levels}, not in {to_string(ns)!r}"
             )
-        return self._require_namespace(ns)
+        return self.require_namespace(ns)
 
-    def _lance_table(self, table_id) -> tuple[list[str], CatalogTable]:
+    def lance_table(self, table_id) -> tuple[list[str], CatalogTable]:
         ns, name = split_table_id(table_id)
-        if not self._holds_tables(ns):
+        if not self.holds_tables(ns):
             raise TableNotFoundError(f"table {to_string(ns + [name])!r} does not exist")
-        self._check_depth(ns, "table namespace")
-        table = self._get_table(ns, name)
+        self.check_depth(ns, "table namespace")
+        table = self.get_table_entry(ns, name)
         if table is None:  # also in a missing namespace: one lookup, no second one to tell which
             raise TableNotFoundError(f"table {to_string(ns + [name])!r} does not exist")
         if not self.is_lance(table):
             raise InvalidInputError(f"table {to_string(ns + [name])!r} is not a Lance table")
         return ns, table
 
-    def _table_storage_options(self, table: CatalogTable) -> dict[str, str]:
+    def table_storage_options(self, table: CatalogTable) -> dict[str, str]:
         opts = dict(self.storage_options)
         for key, value in table.properties.items():
             if key.startswith("storage."):
                 opts[key[len("storage.") :]] = value
         return opts
 
-    def _drop_checked(self, ns: list[str], behavior: DropBehavior, purge: bool = False) -> None:
+    def drop_namespace_checked(self, ns: list[str], behavior: DropBehavior, purge: bool = False) -> None:
         """DropNamespace once checked (a backend may carry it out its own way)."""
         self.namespace_ops.drop_checked(ns, behavior, purge)
 
@@ -288,41 +282,41 @@ class CatalogNamespace(NamespaceBase):
     @translating
     def list_tables(self, request):
         ns = request.id or []
-        self._require_namespace(ns)
-        if not self._holds_tables(ns):
+        self.require_namespace(ns)
+        if not self.holds_tables(ns):
             page, token = paginate([], request.limit, request.page_token)
         else:
-            keep = self._has_data if request.include_declared is False else None
-            page, token = self._lance_table_page(ns, request.limit, request.page_token, keep)
+            keep = self.holds_data if request.include_declared is False else None
+            page, token = self.lance_table_page(ns, request.limit, request.page_token, keep)
         return ListTablesResponse(tables=page, page_token=token)
 
-    def _lance_table_page(self, ns: list[str], limit, page_token: str | None, keep=None) -> tuple[list[str], str | None]:
+    def lance_table_page(self, ns: list[str], limit, page_token: str | None, keep=None) -> tuple[list[str], str | None]:
         """One page of the sorted names of the Lance tables of ``ns`` (with
         ``keep``: only those it accepts) and the next token (:func:`paginate`).
         A backend that must load each table to tell overrides it to load only
         what the page needs."""
-        return paginate(self._table_names(ns, keep), limit, page_token)
+        return paginate(self.table_names(ns, keep), limit, page_token)
 
     def _listed(self, keep=None):
         """Whether a loaded table object belongs in a listing of Lance tables (with ``keep``:
-        only those it accepts): what every backend's :meth:`_lance_table_page` filters by."""
+        only those it accepts): what every backend's :meth:`lance_table_page` filters by."""
         return lambda t: self.is_lance(t) and (keep is None or keep(t))
 
-    def _table_names(self, ns: list[str], keep=None) -> list[str]:
+    def table_names(self, ns: list[str], keep=None) -> list[str]:
         """Sorted names of the Lance tables of ``ns`` (with ``keep``: only those it accepts)."""
         if keep is None:
-            return self._lance_table_names(ns)
-        return sorted(t.name for t in self._list_tables(ns) if self.is_lance(t) and keep(t))
+            return self.lance_table_names(ns)
+        return sorted(t.name for t in self.list_table_entries(ns) if self.is_lance(t) and keep(t))
 
-    def _lance_table_names(self, ns: list[str]) -> list[str]:
+    def lance_table_names(self, ns: list[str]) -> list[str]:
         """Sorted, unique names of the Lance tables of ``ns`` (a backend may
         answer from an index without building every table object)."""
-        return sorted({t.name for t in self._list_tables(ns) if self.is_lance(t)})
+        return sorted({t.name for t in self.list_table_entries(ns) if self.is_lance(t)})
 
     @translating
     def describe_table(self, request):
-        ns, table = self._lance_table(request.id)
-        opts = self._table_storage_options(table)
+        ns, table = self.lance_table(request.id)
+        opts = self.table_storage_options(table)
         resp = DescribeTableResponse(
             table=table.name,
             namespace=ns,
@@ -336,10 +330,10 @@ class CatalogNamespace(NamespaceBase):
             self.versions.describe_managed(ns, table, resp, request, opts)
         elif (request.load_detailed_metadata or request.version is not None or request.tag or request.check_declared
                 or request.branch):
-            self._add_detail(resp, request, opts)
+            self.add_detail(resp, request, opts)
         return self._vended(resp, table.location, request)
 
-    def _add_detail(self, resp, request, opts) -> None:
+    def add_detail(self, resp, request, opts) -> None:
         """Version, schema and stats from the Lance table itself (pylance)."""
         refuse_blocking("opening the Lance table")
         from .. import detail  # pylance is imported only when detail is asked for
@@ -348,7 +342,7 @@ class CatalogNamespace(NamespaceBase):
 
     @translating
     def table_exists(self, request):
-        ns, table = self._lance_table(request.id)
+        ns, table = self.lance_table(request.id)
         if request.version is not None:
             refuse_blocking("checking a version")
         if request.version is not None and is_managed(table):
@@ -356,13 +350,13 @@ class CatalogNamespace(NamespaceBase):
         elif request.version is not None:
             from .. import detail
 
-            detail.open_dataset(table.location, self._table_storage_options(table), request.version)
+            detail.open_dataset(table.location, self.table_storage_options(table), request.version)
         return TableExistsResponse()
 
-    def _has_data(self, table: CatalogTable) -> bool:
+    def holds_data(self, table: CatalogTable) -> bool:
         """Whether a table holds a committed version (False: only declared)."""
         refuse_blocking("looking for a table's versions")
-        return bool(table.location) and storage.has_versions(table.location, self._table_storage_options(table))
+        return bool(table.location) and storage.has_versions(table.location, self.table_storage_options(table))
 
     @translating
     def declare_table(self, request):
@@ -374,35 +368,35 @@ class CatalogNamespace(NamespaceBase):
         (A Hive Metastore makes a local table directory itself on create_table; hive
         makes it first, locally only, so the metastore's clean-up of a lost race cannot
         delete the winner's data: see impls/hive.)"""
-        ns, table = self._declaration(request)
-        self._create_table(ns, table)
-        self._declared(ns, table)
-        return self._vended(self._declare_response(table), table.location, request)
+        ns, table = self.declared_entry(request)
+        self.create_table_entry(ns, table)
+        self.after_declare(ns, table)
+        return self._vended(self.declare_response(table), table.location, request)
 
-    def _declaration(self, request, namespaces: dict | None = None) -> tuple[list[str], CatalogTable]:
+    def declared_entry(self, request, namespaces: dict | None = None) -> tuple[list[str], CatalogTable]:
         """The table object DeclareTable stores for ``request``, checked; nothing is written.
         A bulk declaration passes ``namespaces`` (namespace id -> properties), filled as
         each namespace is checked: once per batch, not once per table."""
         ns, name = split_table_id(request.id)
         ns_props = None if namespaces is None else namespaces.get(tuple(ns))
         if ns_props is None:
-            ns_props = self._require_table_namespace(ns)
+            ns_props = self.require_table_namespace(ns)
             if namespaces is not None:
                 namespaces[tuple(ns)] = ns_props
-        if self._get_table(ns, name) is not None:
+        if self.get_table_entry(ns, name) is not None:
             raise TableAlreadyExistsError(f"table {to_string(ns + [name])!r} already exists")
         if request.location:
             location = locations.checked(self, ns, name, request.location, metadata_only=not self.catalog_in_storage)
         else:
             location = self.default_location(ns, name)
         # the namespace owns the data of a table at the location it chose (see OWNED_KEY)
-        props = with_owner(self._stored_properties(request.properties), owned=not request.location)
+        props = with_owner(self.stored_properties(request.properties), owned=not request.location)
         if self._wants_managed(request.properties, ns_props):
             props[MANAGED_KEY] = "true"
         return ns, CatalogTable(name=name, location=location, properties=props, kind=self.lance_table_kind,
                                 has_data=False)
 
-    def _declare_response(self, table: CatalogTable) -> DeclareTableResponse:
+    def declare_response(self, table: CatalogTable) -> DeclareTableResponse:
         # validated: pydantic 2's model_construct resolves every default in Python, and costs
         # 7 us against 3 us for this (a bulk declare builds one per table)
         return DeclareTableResponse(
@@ -411,34 +405,21 @@ class CatalogNamespace(NamespaceBase):
             managed_versioning=True if is_managed(table) else None,
         )
 
-    def _create_tables(self, planned: list[tuple[list[str], CatalogTable]]) -> None:
-        """Store several table objects, all or none (default: one by one, taking back
-        those stored when one fails)."""
-        done = []
-        try:
-            for ns, table in planned:
-                self._create_table(ns, table)
-                done.append((ns, table.name))
-        except Exception:
-            for ns, name in done:
-                self._withdraw_entry(ns, name)
-            raise
-
     def create_table(self, request, request_data: bytes):
         resp = self.data_ops.create_table(request, request_data)
         return self._vended(resp, resp.location, request)
 
     @translating
     def deregister_table(self, request):
-        ns, table = self._lance_table(request.id)
-        self._remove_entry(ns, table)
-        self._deregistered(ns, table)
+        ns, table = self.lance_table(request.id)
+        self.remove_table_entry(ns, table)
+        self.after_deregister(ns, table)
         return DeregisterTableResponse(id=ns + [table.name], location=table.location, properties=shown_properties(table.properties))
 
     @translating
     def drop_table(self, request):
-        ns, table = self._lance_table(request.id)
-        self._drop_table_object(ns, table, purge_requested(request))
+        ns, table = self.lance_table(request.id)
+        self.drop_table_checked(ns, table, purge_requested(request))
         return DropTableResponse(id=ns + [table.name], location=table.location, properties=shown_properties(table.properties))
 
     def adopt_table(self, table_id: list[str]) -> bool:
@@ -450,65 +431,34 @@ class CatalogNamespace(NamespaceBase):
         Where a managed table's history lives among its properties (a catalog's
         compare-and-swap holds it), the mark is swapped in by the same compare-and-swap,
         so no version committed meanwhile is lost; elsewhere the entry is replaced."""
-        ns, table = self._lance_table(validate_id(list(table_id)))
+        ns, table = self.lance_table(validate_id(list(table_id)))
         for _ in range(8):
             if recorded_owner(table) is True:
                 return False
             owned = {**(table.properties or {}), OWNED_KEY: "true"}
             if not (is_managed(table) and self.history_store is PropertyHistory):
-                self._replace_table(ns, replace(table, properties=owned))
+                self.replace_table_entry(ns, replace(table, properties=owned))
                 return True
-            if self._swap_table_properties(ns, table, owned):
+            if self.swap_table_properties(ns, table, owned):
                 return True
-            ns, table = self._lance_table(ns + [table.name])
+            ns, table = self.lance_table(ns + [table.name])
         raise ConcurrentModificationError(f"table {to_string(ns + [table.name])!r} kept changing; retry")
 
-    def _rename_table(self, ns: list[str], table: CatalogTable, new_ns: list[str], new_name: str) -> None:
-        """For catalogs without a rename call: create the new entry, then delete the
-        old one.  One winner: of racing renames into one name the create decides
-        (TableAlreadyExists); of racing renames of one table the delete does -- a
-        caller whose delete finds the old entry gone withdraws its new entry and
-        answers ConcurrentModification.  The create is also withdrawn when the
-        delete fails.  Not atomic for readers: for one round trip both ids exist."""
-        self._create_table(new_ns, replace(table, name=new_name))
-        try:
-            self._remove_entry(ns, table)
-        except Exception as e:
-            self._withdraw_entry(new_ns, new_name)
-            mapped = e if isinstance(e, LanceNamespaceError) else self.translate_error(e)
-            if isinstance(mapped, TableNotFoundError):
-                raise ConcurrentModificationError(
-                    f"table {to_string(ns + [table.name])!r} was renamed or dropped concurrently"
-                ) from e
-            raise
-
-    def _withdraw_entry(self, ns: list[str], name: str) -> None:
-        """Remove an entry this call just created (rollback)."""
-        try:
-            self._delete_table(ns, name)
-        except Exception:  # noqa: BLE001 - the original failure is what the caller must see
-            log.warning("could not withdraw table entry %s after a failed rename", to_string(ns + [name]))
-
-    def _stored_properties(self, properties) -> dict[str, str]:
+    def stored_properties(self, properties) -> dict[str, str]:
         # the kind and the history are the namespace's to record (declare_table, the version ops)
         props = {k: v for k, v in (properties or {}).items() if k not in (MANAGED_KEY, VERSIONS_KEY)}
         if self.marks_lance_tables:
             props[TABLE_TYPE_KEY] = LANCE
         return props
 
-    def _remove_entry(self, ns: list[str], table: CatalogTable) -> None:
-        if self._delete_table(ns, table.name) is False:
-            # a racing drop removed it first: that call did the drop, not this one
-            raise TableNotFoundError(f"table {to_string(ns + [table.name])!r} does not exist")
-
-    def _drop_table_object(self, ns: list[str], table: CatalogTable, purge: bool = False) -> None:
+    def drop_table_checked(self, ns: list[str], table: CatalogTable, purge: bool = False) -> None:
         # Catalog entry first: a failure after it leaves orphan files, never a
         # catalog entry pointing at deleted data.
         deletes = self.deletes_data_of(ns, table, purge)
-        opts = self._table_storage_options(table)
+        opts = self.table_storage_options(table)
         if deletes and self.keeps_dropped_marker:
             storage.mark_dropped(table.location, opts)  # see there: no new table reuses the directory
-        self._remove_entry(ns, table)
+        self.remove_table_entry(ns, table)
         if deletes:
             if self.keeps_dropped_marker:
                 storage.delete_dropped(table.location, opts)
@@ -531,28 +481,13 @@ class CatalogNamespace(NamespaceBase):
         """Whether dropping ``table`` deletes its data (see :meth:`owns_data`)."""
         return bool(table.location) and (purge or self.owns_data(ns, table))
 
-    # -- hooks around the table primitives (the directory's marker files) ----------
-    def _declared(self, ns: list[str], table: CatalogTable) -> None:
-        """After a declared table's entry is stored."""
-
-    def _declaring_many(self, count: int) -> "AfterEntries":
+    # -- hooks around the table entries (the directory's marker files) ----------
+    def bulk_declaration(self, count: int) -> "AfterEntries":
         """What a bulk declaration of ``count`` tables writes beside their entries: told
         each table as it is planned (``add``), then ``finish`` once the entries are
-        stored, or ``abandon`` when the declaration failed.  Default: ``_declared``
+        stored, or ``abandon`` when the declaration failed.  Default: ``after_declare``
         each, at ``finish``."""
         return AfterEntries(self)
-
-    def _batch_reads(self) -> contextlib.AbstractContextManager:
-        """Around the checks of a batch: a backend whose reads each ask the catalog for
-        its latest state may ask once for all of them (the commit that follows checks
-        again).  Default: nothing."""
-        return contextlib.nullcontext()
-
-    def _registered(self, ns: list[str], table: CatalogTable) -> None:
-        """After a registered table's entry is stored."""
-
-    def _deregistered(self, ns: list[str], table: CatalogTable) -> None:
-        """After a deregistered table's entry is removed."""
 
     # -- locations ---------------------------------------------------------------------
     #: whether RegisterTable / DeclareTable may name locations outside the root
@@ -562,7 +497,7 @@ class CatalogNamespace(NamespaceBase):
     #: then even metadata operations read storage, and DeclareTable checks it too
     catalog_in_storage: bool = False
 
-    def _check_layout(self, ns: list[str], name: str, location: str, raw: str) -> None:
+    def check_layout(self, ns: list[str], name: str, location: str, raw: str) -> None:
         """Refuse a given location that aliases another table in this backend's layout."""
         locations.check_default_layout(self, ns, name, location, raw)
 
@@ -594,26 +529,9 @@ class CatalogNamespace(NamespaceBase):
             raise UnsupportedOperationError(f"implementation-managed tables: {self.managed_refusal}")
         return wanted
 
-    def _swap_tables_properties(self, changes: list[tuple[list[str], CatalogTable, dict[str, str]]]) -> bool:
-        """Give each table (as the caller read it) its new properties iff none changed
-        meanwhile, all or none; False when one did.  By default one table, through
-        :meth:`_swap_table_properties`; a catalog that can swap several tables at once
-        (a lock over all of them, a multi-table transaction) overrides this instead."""
-        if len(changes) != 1:
-            raise UnsupportedOperationError(
-                f"{type(self).__name__} cannot commit several tables atomically"
-            )
-        return self._swap_table_properties(*changes[0])
-
-    def _swap_table_properties(self, ns: list[str], table: CatalogTable, properties: dict[str, str]) -> bool:
-        """Replace the table object's properties iff it is still as ``table`` was read
-        (the catalog's own compare-and-swap); False when it changed meanwhile."""
-        raise UnsupportedOperationError(f"implementation-managed tables: {self.managed_refusal}")
-
-
 class AfterEntries:
-    """A bulk declaration's ``_declared`` calls, made once its entries are stored
-    (:meth:`CatalogNamespace._declaring_many`)."""
+    """A bulk declaration's ``after_declare`` calls, made once its entries are stored
+    (:meth:`CatalogNamespace.bulk_declaration`)."""
 
     def __init__(self, ns: CatalogNamespace):
         self.ns, self.planned = ns, []
@@ -623,7 +541,7 @@ class AfterEntries:
 
     def finish(self) -> None:
         for ns, table in self.planned:
-            self.ns._declared(ns, table)
+            self.ns.after_declare(ns, table)
 
     def abandon(self) -> None:
         """Nothing was written before ``finish``."""

@@ -1,8 +1,8 @@
 """RegisterTable and RenameTable: the operations that give an existing table an
 entry (where its data already is) in a catalog -- :class:`EntryOperations`, a
 collaborator the catalog namespace holds (``ns.entry_ops``).  How an entry is
-stored or renamed is the backend's (``_create_table``, ``_replace_table``,
-``_rename_table``: :mod:`lance_ns.catalog.store`)."""
+stored or renamed is the backend's (``create_table_entry``, ``replace_table_entry``,
+``rename_table_entry``: :mod:`lance_ns.catalog.store`)."""
 
 from __future__ import annotations
 
@@ -31,8 +31,8 @@ class EntryOperations:
                 "RegisterTable adopts a table as storage-managed: its history was written outside the "
                 "namespace (create the table through the namespace to have it implementation-managed)"
             )
-        self.ns._require_table_namespace(ns)
-        existing = self.ns._get_table(ns, name)  # before any storage work: a duplicate is 5 wherever the data is
+        self.ns.require_table_namespace(ns)
+        existing = self.ns.get_table_entry(ns, name)  # before any storage work: a duplicate is 5 wherever the data is
         if existing is not None and mode is RegisterMode.CREATE:
             raise TableAlreadyExistsError(f"table {to_string(ns + [name])!r} already exists")
         location = locations.checked(self.ns, ns, name, request.location)
@@ -45,15 +45,15 @@ class EntryOperations:
         if found is None:
             raise InvalidInputError(f"no Lance table at {location!r}")
         # a registered table's data is whoever put it there's: a drop keeps it (purge deletes it)
-        props = with_owner(self.ns._stored_properties(request.properties), owned=False)
+        props = with_owner(self.ns.stored_properties(request.properties), owned=False)
         table = CatalogTable(name=name, location=location, properties=props, kind=self.ns.lance_table_kind)
         if existing is not None:
             if not self.ns.is_lance(existing):
                 raise InvalidInputError(f"table {to_string(ns + [name])!r} is not a Lance table; not replacing it")
-            self.ns._replace_table(ns, table)
+            self.ns.replace_table_entry(ns, table)
         else:
-            self.ns._create_table(ns, table)
-        self.ns._registered(ns, table)
+            self.ns.create_table_entry(ns, table)
+        self.ns.after_register(ns, table)
         return RegisterTableResponse(location=location, properties=shown_properties(props) or None)
 
     @translating
@@ -64,13 +64,13 @@ class EntryOperations:
         its data deleted by a later DropTable, a registered one keeps it kept (see
         :meth:`~lance_ns.catalog.CatalogNamespace.owns_data`).
         """
-        ns, table = self.ns._lance_table(request.id)
+        ns, table = self.ns.lance_table(request.id)
         new_ns = ns if request.new_namespace_id is None else validate_id(request.new_namespace_id)
         new_name = validate_id([request.new_table_name])[0]
         if new_ns + [new_name] == ns + [table.name]:
             raise InvalidInputError(f"table {to_string(ns + [new_name])!r} already has that name")
-        self.ns._require_table_namespace(new_ns)
-        if self.ns._get_table(new_ns, new_name) is not None:
+        self.ns.require_table_namespace(new_ns)
+        if self.ns.get_table_entry(new_ns, new_name) is not None:
             raise TableAlreadyExistsError(f"table {to_string(new_ns + [new_name])!r} already exists")
-        self.ns._rename_table(ns, table, new_ns, new_name)
+        self.ns.rename_table_entry(ns, table, new_ns, new_name)
         return RenameTableResponse()

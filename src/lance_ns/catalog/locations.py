@@ -1,6 +1,6 @@
 """Where a catalog's tables may live: the checks on a location a caller gives
 (RegisterTable, DeclareTable), written once for every backend.  The backend's part
-is its layout (``default_location``, ``owns_location`` and ``_check_layout``:
+is its layout (``default_location``, ``owns_location`` and ``check_layout``:
 :mod:`lance_ns.catalog.store`)."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def checked(cat, ns: list[str], name: str, raw: str, metadata_only: bool = False
     a Lance table (a parent directory holds ``_versions``; not looked for with
     ``metadata_only``, DeclareTable's case, which makes no storage call); one
     equal to, containing or inside another table of the target namespace; and
-    what the catalog's ``_check_layout`` refuses (the backend's default-location scheme).
+    what the catalog's ``check_layout`` refuses (the backend's default-location scheme).
     Not covered, because it would take a scan of the whole catalog: overlap
     with a table of *another* namespace that has no data yet and sits
     outside the default-location scheme (and, declared, a Lance table in
@@ -47,7 +47,7 @@ def checked(cat, ns: list[str], name: str, raw: str, metadata_only: bool = False
                                                              limit=_MAX_ANCESTORS):
         if storage.has_versions(parent, cat.storage_options):
             raise InvalidInputError(f"location {raw!r} lies inside the Lance table at {parent!r}")
-    cat._check_layout(ns, name, location, raw)
+    cat.check_layout(ns, name, location, raw)
     return location
 
 
@@ -64,9 +64,9 @@ def check_default_layout(cat, ns: list[str], name: str, location: str, raw: str)
                 raise InvalidInputError(
                     f"location {raw!r} lies inside the default location of table {to_string(owner)!r}"
                 )
-            if owner != ns + [name] and cat._holds_tables(owner[:-1]) and cat._get_table(owner[:-1], owner[-1]):
+            if owner != ns + [name] and cat.holds_tables(owner[:-1]) and cat.get_table_entry(owner[:-1], owner[-1]):
                 raise InvalidInputError(f"location {raw!r} is the location of table {to_string(owner)!r}")
-    for other in cat._list_tables(ns):
+    for other in cat.list_table_entries(ns):
         if other.name != name and other.location and overlaps(other.location, location):
             raise InvalidInputError(
                 f"location {raw!r} overlaps the location of table {to_string(ns + [other.name])!r}"

@@ -2,7 +2,7 @@
 DescribeNamespace, NamespaceExists, DropNamespace) and ListAllTables, the walk of
 the namespace tree: :class:`NamespaceOperations`, a collaborator the catalog
 namespace holds (``ns.namespace_ops``).  A backend changes how a checked drop is
-carried out through its ``_drop_checked`` (:mod:`lance_ns.catalog.store`)."""
+carried out through its ``drop_namespace_checked`` (:mod:`lance_ns.catalog.store`)."""
 
 from __future__ import annotations
 
@@ -43,52 +43,52 @@ class NamespaceOperations:
         mode = CreateMode.parse(request.mode, CreateMode.CREATE)
         if not ns:
             raise InvalidInputError("the root namespace always exists and cannot be created")
-        self.ns._check_depth(ns)
+        self.ns.check_depth(ns)
         if self.ns.creatable_depths is not None and len(ns) not in self.ns.creatable_depths:
             raise UnsupportedOperationError(
                 f"{type(self.ns).__name__} cannot create namespaces at level {len(ns)}"
             )
-        self.ns._require_namespace(ns[:-1])
-        existing = self.ns._get_namespace(ns)
+        self.ns.require_namespace(ns[:-1])
+        existing = self.ns.get_namespace_entry(ns)
         if existing is not None:
             if mode is CreateMode.CREATE:
                 raise NamespaceAlreadyExistsError(f"namespace {to_string(ns)!r} already exists")
             if mode is CreateMode.EXIST_OK:
                 return CreateNamespaceResponse(properties=existing)
-            self.ns._drop_checked(ns, DropBehavior.RESTRICT)
+            self.ns.drop_namespace_checked(ns, DropBehavior.RESTRICT)
         props = self.ns.namespace_properties_in(request.properties)
         try:
-            self.ns._create_namespace(ns, props)
+            self.ns.create_namespace_entry(ns, props)
         except Exception as e:
             mapped = e if isinstance(e, LanceNamespaceError) else self.ns.translate_error(e)
             if mode is not CreateMode.EXIST_OK or not isinstance(mapped, NamespaceAlreadyExistsError):
                 raise
-            winner = self.ns._get_namespace(ns)
+            winner = self.ns.get_namespace_entry(ns)
             if winner is None:  # what holds the name is no namespace (a table of that name)
                 raise
             # ExistOk lost a creation race: the winner's namespace is what was asked for
             return CreateNamespaceResponse(properties=winner)
-        return CreateNamespaceResponse(properties=self.ns._get_namespace(ns) or props)
+        return CreateNamespaceResponse(properties=self.ns.get_namespace_entry(ns) or props)
 
     @translating
     def list_namespaces(self, request):
         parent = request.id or []
-        self.ns._require_namespace(parent)
+        self.ns.require_namespace(parent)
         if self.ns.max_depth is not None and len(parent) >= self.ns.max_depth:
             names: Iterable[str] = []
         else:
-            names = self.ns._list_namespaces(parent)
+            names = self.ns.list_namespace_names(parent)
         page, token = page_of_sorted(names, request.limit, request.page_token)
         return ListNamespacesResponse(namespaces=page, page_token=token)
 
     @translating
     def describe_namespace(self, request):
         ns = request.id or []
-        return DescribeNamespaceResponse(properties=self.ns._require_namespace(ns))
+        return DescribeNamespaceResponse(properties=self.ns.require_namespace(ns))
 
     @translating
     def namespace_exists(self, request):
-        self.ns._require_namespace(request.id or [])
+        self.ns.require_namespace(request.id or [])
         return NamespaceExistsResponse()
 
     @translating
@@ -100,13 +100,13 @@ class NamespaceOperations:
             raise InvalidInputError("the root namespace cannot be dropped")
         if behavior is DropBehavior.CASCADE and not self.ns.supports_cascade:
             raise UnsupportedOperationError(f"{type(self.ns).__name__} supports only Restrict drops")
-        self.ns._check_depth(ns)
-        props = self.ns._get_namespace(ns)
+        self.ns.check_depth(ns)
+        props = self.ns.get_namespace_entry(ns)
         if props is None:
             if mode is DropMode.SKIP or self.ns.drop_missing_ok:
                 return DropNamespaceResponse()
             raise NamespaceNotFoundError(f"namespace {to_string(ns)!r} does not exist")
-        self.ns._drop_checked(ns, behavior, purge_requested(request))
+        self.ns.drop_namespace_checked(ns, behavior, purge_requested(request))
         return DropNamespaceResponse(properties=props)
 
     @translating
@@ -115,23 +115,23 @@ class NamespaceOperations:
         by ``$`` (the REST protocol's delimiter, never part of a name in the
         directory layout), sorted and paged like ListTables."""
         start = list(request.id or [])  # checked once, by the operation wrapper
-        self.ns._require_namespace(start)
+        self.ns.require_namespace(start)
         ids = sorted(to_string(t, ALL_TABLES_DELIMITER) for t in self._tables_below(start, request.include_declared))
         page, token = paginate(ids, request.limit, request.page_token)
         return ListTablesResponse(tables=page, page_token=token)
 
     def _tables_below(self, ns: list[str], include_declared: bool | None) -> Iterable[list[str]]:
-        if self.ns._holds_tables(ns):
-            yield from (ns + [n] for n in self.ns._table_names(ns, self.ns._has_data if include_declared is False else None))
+        if self.ns.holds_tables(ns):
+            yield from (ns + [n] for n in self.ns.table_names(ns, self.ns.holds_data if include_declared is False else None))
         if self.ns.max_depth is None or len(ns) < self.ns.max_depth:
-            for child in self.ns._list_namespaces(ns):
+            for child in self.ns.list_namespace_names(ns):
                 yield from self._tables_below(ns + [child], include_declared)
 
     def drop_checked(self, ns: list[str], behavior: DropBehavior, purge: bool = False) -> None:
         """Restrict: refuse a namespace that holds anything; Cascade: drop what it holds
-        (through the backend's ``_drop_checked``, children first), then the namespace."""
-        children = list(self.ns._list_namespaces(ns)) if self.ns.max_depth is None or len(ns) < self.ns.max_depth else []
-        tables = list(self.ns._list_tables(ns))
+        (through the backend's ``drop_namespace_checked``, children first), then the namespace."""
+        children = list(self.ns.list_namespace_names(ns)) if self.ns.max_depth is None or len(ns) < self.ns.max_depth else []
+        tables = list(self.ns.list_table_entries(ns))
         if behavior is DropBehavior.RESTRICT:
             if children or tables:
                 raise NamespaceNotEmptyError(
@@ -147,8 +147,8 @@ class NamespaceOperations:
                     "drop them with their own tools first"
                 )
             for child in children:
-                self.ns._drop_checked(ns + [child], behavior, purge)
+                self.ns.drop_namespace_checked(ns + [child], behavior, purge)
             for table in tables:
-                self.ns._drop_table_object(ns, table, purge)
-        if self.ns._drop_namespace(ns) is False:
+                self.ns.drop_table_checked(ns, table, purge)
+        if self.ns.delete_namespace_entry(ns) is False:
             raise NamespaceNotFoundError(f"namespace {to_string(ns)!r} does not exist")

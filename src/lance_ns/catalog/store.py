@@ -1,68 +1,174 @@
 """The backend contract of :class:`~lance_ns.catalog.CatalogNamespace`, in one place.
 
-A catalog backend is a ``CatalogNamespace`` subclass that implements the
-primitives of :class:`CatalogStore` against its service and may override what
-:data:`CONTRACT` lists: nothing else.  ``tests/core/test_backend_contract.py``
-holds every backend in ``lance_ns.impls`` to it: each implements every
-primitive, overrides only names listed here, and every name listed here is
-overridden by at least one backend (the contract is what backends really do).
+A catalog backend is a ``CatalogNamespace`` subclass (so a :class:`CatalogStore`):
+it implements the store's abstract primitives against its service and may override
+what :data:`CONTRACT` lists, all public names: nothing else.
+``tests/core/test_house.py`` holds every backend in ``lance_ns.impls`` to it: each
+implements every primitive, overrides only names listed here, no private name of a
+project class, and every name listed here is overridden by at least one backend
+(the contract is what backends really do).
 
 ``ns`` is always a validated list of names, never the root unless stated.
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Protocol
+import contextlib
+import logging
+from abc import ABC, abstractmethod
+from dataclasses import replace
+from typing import Iterable
 
+from ..errors import ConcurrentModificationError, LanceNamespaceError, TableNotFoundError, UnsupportedOperationError
+from ..identifiers import to_string
 from .table import CatalogTable
 
+log = logging.getLogger(__name__)
 
-class CatalogStore(Protocol):
-    """The primitives every backend writes: get/list/create/delete of its own
-    namespace and table objects.  Its client's errors are translated where it calls
-    the client, or by :meth:`translate_error` at the operation boundary."""
 
-    def _get_namespace(self, ns: list[str]) -> dict[str, str] | None:
+class CatalogStore(ABC):
+    """The catalog entries a backend keeps, as :class:`~lance_ns.catalog.CatalogNamespace`
+    (the rule layer, which inherits this) reads and writes them.
+
+    A backend implements the abstract primitives (get/list/create/delete of its own
+    namespace and table entries) against its service; the optional ones below have
+    defaults built on those, which a backend overrides where its service does better
+    (a rename call, a multi-table transaction).  Its client's errors are translated
+    where it calls the client, or by ``translate_error`` at the operation boundary."""
+
+    # -- the primitives: every backend writes these ------------------------------------
+    @abstractmethod
+    def get_namespace_entry(self, ns: list[str]) -> dict[str, str] | None:
         """Properties, or None if missing."""
 
-    def _list_namespaces(self, parent: list[str]) -> Iterable[str]:
+    @abstractmethod
+    def list_namespace_names(self, parent: list[str]) -> Iterable[str]:
         """Child names; ``parent`` may be the root ``[]`` and is known to exist."""
 
-    def _create_namespace(self, ns: list[str], properties: dict[str, str]) -> None:
+    @abstractmethod
+    def create_namespace_entry(self, ns: list[str], properties: dict[str, str]) -> None:
         """May raise NamespaceAlreadyExistsError."""
 
-    def _drop_namespace(self, ns: list[str]) -> bool | None:
+    @abstractmethod
+    def delete_namespace_entry(self, ns: list[str]) -> bool | None:
         """The namespace is known to be empty; False when it was already gone (a racing drop won)."""
 
-    def _list_tables(self, ns: list[str]) -> Iterable[CatalogTable]:
-        """Every table object in ``ns`` (Lance or not), ``ns`` known to exist."""
+    @abstractmethod
+    def list_table_entries(self, ns: list[str]) -> Iterable[CatalogTable]:
+        """Every table entry in ``ns`` (Lance or not), ``ns`` known to exist."""
 
-    def _get_table(self, ns: list[str], name: str) -> CatalogTable | None:
-        """The table object, or None."""
+    @abstractmethod
+    def get_table_entry(self, ns: list[str], name: str) -> CatalogTable | None:
+        """The table entry, or None."""
 
-    def _create_table(self, ns: list[str], table: CatalogTable) -> None:
+    @abstractmethod
+    def create_table_entry(self, ns: list[str], table: CatalogTable) -> None:
         """May raise TableAlreadyExistsError (exactly one of racing creates wins)."""
 
-    def _delete_table(self, ns: list[str], name: str) -> bool | None:
+    @abstractmethod
+    def delete_table_entry(self, ns: list[str], name: str) -> bool | None:
         """Metadata only, never data; False when the table was already gone (a racing
         drop won), None when the backend cannot tell."""
+
+    # -- optional: defaults built on the primitives ------------------------------------
+    def replace_table_entry(self, ns: list[str], table: CatalogTable) -> None:
+        """RegisterTable's Overwrite: delete, then create (a backend with an update call
+        replaces in place)."""
+        self.delete_table_entry(ns, table.name)
+        self.create_table_entry(ns, table)
+
+    def create_table_entries(self, planned: list[tuple[list[str], CatalogTable]]) -> None:
+        """Store several table entries, all or none (a bulk declare; default: one by one,
+        taking back those stored when one fails)."""
+        done = []
+        try:
+            for ns, table in planned:
+                self.create_table_entry(ns, table)
+                done.append((ns, table.name))
+        except Exception:
+            for ns, name in done:
+                self.withdraw_table_entry(ns, name)
+            raise
+
+    def rename_table_entry(self, ns: list[str], table: CatalogTable, new_ns: list[str], new_name: str) -> None:
+        """For catalogs without a rename call: create the new entry, then delete the
+        old one.  One winner: of racing renames into one name the create decides
+        (TableAlreadyExists); of racing renames of one table the delete does -- a
+        caller whose delete finds the old entry gone withdraws its new entry and
+        answers ConcurrentModification.  The create is also withdrawn when the
+        delete fails.  Not atomic for readers: for one round trip both ids exist."""
+        self.create_table_entry(new_ns, replace(table, name=new_name))
+        try:
+            self.remove_table_entry(ns, table)
+        except Exception as e:
+            self.withdraw_table_entry(new_ns, new_name)
+            mapped = e if isinstance(e, LanceNamespaceError) else self.translate_error(e)
+            if isinstance(mapped, TableNotFoundError):
+                raise ConcurrentModificationError(
+                    f"table {to_string(ns + [table.name])!r} was renamed or dropped concurrently"
+                ) from e
+            raise
+
+    def remove_table_entry(self, ns: list[str], table: CatalogTable) -> None:
+        """Remove a table's entry (a drop's or a deregistration's); TableNotFound when a
+        racing drop removed it first (that call did the drop, not this one)."""
+        if self.delete_table_entry(ns, table.name) is False:
+            raise TableNotFoundError(f"table {to_string(ns + [table.name])!r} does not exist")
+
+    def withdraw_table_entry(self, ns: list[str], name: str) -> None:
+        """Remove an entry this call just created (a rollback: never raises)."""
+        try:
+            self.delete_table_entry(ns, name)
+        except Exception:  # noqa: BLE001 - the original failure is what the caller must see
+            log.warning("could not withdraw table entry %s after a failed change", to_string(ns + [name]))
+
+    def swap_table_properties(self, ns: list[str], table: CatalogTable, properties: dict[str, str]) -> bool:
+        """Replace the table entry's properties iff it is still as ``table`` was read
+        (the catalog's own compare-and-swap); False when it changed meanwhile.  A backend
+        without one holds no implementation-managed tables (``managed_refusal``)."""
+        raise UnsupportedOperationError(f"implementation-managed tables: {self.managed_refusal}")
+
+    def swap_tables_properties(self, changes: list[tuple[list[str], CatalogTable, dict[str, str]]]) -> bool:
+        """Give each table (as the caller read it) its new properties iff none changed
+        meanwhile, all or none; False when one did.  By default one table, through
+        :meth:`swap_table_properties`; a catalog that can swap several tables at once
+        (a lock over all of them, a multi-table transaction) overrides this instead."""
+        if len(changes) != 1:
+            raise UnsupportedOperationError(f"{type(self).__name__} cannot commit several tables atomically")
+        return self.swap_table_properties(*changes[0])
+
+    # -- hooks around the entries (default: nothing; the directory writes marker files) ----
+    def after_declare(self, ns: list[str], table: CatalogTable) -> None:
+        """After a declared table's entry is stored."""
+
+    def after_register(self, ns: list[str], table: CatalogTable) -> None:
+        """After a registered table's entry is stored."""
+
+    def after_deregister(self, ns: list[str], table: CatalogTable) -> None:
+        """After a deregistered table's entry is removed."""
+
+    def batch_reads(self) -> contextlib.AbstractContextManager:
+        """Around the checks of a batch: a backend whose reads each ask the catalog for
+        its latest state may ask once for all of them (the commit that follows checks
+        again).  Default: nothing."""
+        return contextlib.nullcontext()
 
 
 #: what a backend may override beyond the primitives, with what it is for
 CONTRACT: dict[str, str] = {
-    # -- optional primitives (CatalogNamespace has a default built on the required ones)
-    "_replace_table": "RegisterTable Overwrite (default: delete, then create)",
-    "_create_tables": "several table objects at once, all or none (a bulk declare; default: one by one)",
-    "_rename_table": "RenameTable (default: create the new entry, then remove the old one)",
-    "_swap_table_properties": "compare-and-swap of one table object's properties (managed tables)",
-    "_swap_tables_properties": "the same over several tables at once (BatchCreateTableVersions, BatchCommitTables)",
-    "_lance_table_names": "sorted Lance table names of a namespace from an index, without table objects",
-    "_lance_table_page": "one page of them reading only the page's tables (names, then the page's objects; "
+    # -- optional primitives (CatalogStore, or CatalogNamespace for the rule-bound ones, has a default)
+    "replace_table_entry": "RegisterTable Overwrite (default: delete, then create)",
+    "create_table_entries": "several table objects at once, all or none (a bulk declare; default: one by one)",
+    "rename_table_entry": "RenameTable (default: create the new entry, then remove the old one)",
+    "swap_table_properties": "compare-and-swap of one table object's properties (managed tables)",
+    "swap_tables_properties": "the same over several tables at once (BatchCreateTableVersions, BatchCommitTables)",
+    "lance_table_names": "sorted Lance table names of a namespace from an index, without table objects",
+    "lance_table_page": "one page of them reading only the page's tables (names, then the page's objects; "
                          "or the service's own pages; or a listing read whole, kept for the continuation pages)",
-    "_remove_entry": "remove a table's entry (a drop's or a deregistration's)",
-    "_drop_table_object": "DropTable's order of entry and data (default: entry first, then data it owns)",
-    "_drop_checked": "DropNamespace once checked (default: children, tables, then the namespace)",
-    "_check_layout": "refuse a given location that aliases another table in the backend's layout",
+    "remove_table_entry": "remove a table's entry (a drop's or a deregistration's)",
+    "drop_table_checked": "DropTable's order of entry and data (default: entry first, then data it owns)",
+    "drop_namespace_checked": "DropNamespace once checked (default: children, tables, then the namespace)",
+    "check_layout": "refuse a given location that aliases another table in the backend's layout",
     # -- hooks (CatalogNamespace's default does nothing or the common thing)
     "translate_error": "the backend client's exception -> the spec's error (the operation boundary's net)",
     "close": "release clients and connections",
@@ -74,12 +180,12 @@ CONTRACT: dict[str, str] = {
     "namespace_properties_in": "a namespace's properties as the service stores them",
     "schema_changed": "after a commit changed the schema: a catalog keeping columns updates them",
     "managed_default": "whether the connection makes new tables implementation-managed",
-    "_declared": "after a declared table's entry is stored (the directory's marker file)",
-    "_declaring_many": "the same for a bulk declaration, told each table as it is planned "
+    "after_declare": "after a declared table's entry is stored (the directory's marker file)",
+    "bulk_declaration": "the same for a bulk declaration, told each table as it is planned "
                        "(dir: the marker files, written by a helper process meanwhile)",
-    "_batch_reads": "around a batch's checks: ask the catalog for its latest state once (dir: one manifest check)",
-    "_registered": "after a registered table's entry is stored",
-    "_deregistered": "after a deregistered table's entry is removed",
+    "batch_reads": "around a batch's checks: ask the catalog for its latest state once (dir: one manifest check)",
+    "after_register": "after a registered table's entry is stored",
+    "after_deregister": "after a deregistered table's entry is removed",
     # -- operations a backend extends, calling the shared one
     "declare_table": "dir: a root directory still holding a deregistered table is refused first",
     "list_tables": "dir: a continuation page reuses the remote root listing",
@@ -105,5 +211,4 @@ CONTRACT: dict[str, str] = {
 }
 
 #: the primitives every backend must implement
-PRIMITIVES = tuple(name for name in vars(CatalogStore) if name.startswith("_") and not name.startswith("__")
-                   and callable(vars(CatalogStore)[name]))
+PRIMITIVES = tuple(sorted(CatalogStore.__abstractmethods__))

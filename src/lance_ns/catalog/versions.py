@@ -80,14 +80,14 @@ class PropertyHistory:
     def add(self, items: list[tuple[list[str], CatalogTable, list[dict]]]) -> bool:
         """Atomically append ``records`` to each table's history, each table as read
         (``table`` is the snapshot the caller saw); False when any changed meanwhile."""
-        return self.ns._swap_tables_properties(
+        return self.ns.swap_tables_properties(
             [(ns, table, with_history(table, self.versions(ns, table) + records)) for ns, table, records in items]
         )
 
     def remove(self, ns: list[str], table: CatalogTable, numbers: set[int]) -> bool:
         """Remove versions from ``table``'s history as read; False when it changed meanwhile."""
         kept = [v for v in self.versions(ns, table) if v["version"] not in numbers]
-        return self.ns._swap_tables_properties([(ns, table, with_history(table, kept))])
+        return self.ns.swap_tables_properties([(ns, table, with_history(table, kept))])
 
 
 def _declare_result(declared) -> CommitTableResult:
@@ -102,7 +102,7 @@ class TableVersions:
         self.ns = ns
 
     def _managed_table(self, table_id) -> tuple[list[str], CatalogTable]:
-        ns, table = self.ns._lance_table(table_id)
+        ns, table = self.ns.lance_table(table_id)
         if not is_managed(table):
             raise UnsupportedOperationError(
                 f"table {to_string(ns + [table.name])!r} is storage-managed: its versions are "
@@ -171,7 +171,7 @@ class TableVersions:
                 )
             time.sleep(pause)
             pause = min(pause * 2, 0.2)
-            table = self.ns._get_table(ns, table.name) or table
+            table = self.ns.get_table_entry(ns, table.name) or table
 
     @staticmethod
     def _young(record: dict) -> bool:
@@ -190,7 +190,7 @@ class TableVersions:
         is there), the append builds on the namespace's N and becomes N+1.
         """
         expected = (history[-1]["version"] if history else 0) + 1
-        opts = self.ns._table_storage_options(table)
+        opts = self.ns.table_storage_options(table)
         try:
             if not tables.manifest_exists(table.location, opts, expected):
                 return
@@ -208,7 +208,7 @@ class TableVersions:
     def _manifest_in_place(self, table: CatalogTable, record: dict) -> bool:
         """Whether a granted version's manifest is in ``_versions/`` (True where storage cannot tell)."""
         try:
-            return tables.manifest_in_place(table.location, self.ns._table_storage_options(table), record)
+            return tables.manifest_in_place(table.location, self.ns.table_storage_options(table), record)
         except OSError:  # storage cannot tell: the read itself answers for it
             return True
 
@@ -228,7 +228,7 @@ class TableVersions:
             return
         if detail:
             pinned = None if request.tag else (request.version if request.version is not None else latest["version"])
-            self.ns._add_detail(resp, request.model_copy(update={"version": pinned}), opts)
+            self.ns.add_detail(resp, request.model_copy(update={"version": pinned}), opts)
             if request.tag:
                 self.published(ns, table, resp.version, history)
         resp.version = resp.version if detail else latest["version"]
@@ -256,7 +256,7 @@ class TableVersions:
         seen: set[tuple] = set()
         managed, stored = [], []
         for entry in entries:
-            ns, table = self.ns._lance_table(entry.id)
+            ns, table = self.ns.lance_table(entry.id)
             key = tuple(ns + [table.name])
             if key in seen:
                 raise InvalidInputError(f"table {to_string(list(key))!r} appears twice in one commit")
@@ -312,7 +312,7 @@ class TableVersions:
     def _managed_plan(self, ns: list[str], table: CatalogTable, entry) -> tuple:
         latest = self.published(ns, table, None)
         expected = (latest["version"] if latest else 0) + 1
-        opts = self.ns._table_storage_options(table)
+        opts = self.ns.table_storage_options(table)
         if entry.version != expected:
             moved = []
             if entry.version > expected:
@@ -333,7 +333,7 @@ class TableVersions:
         if getattr(entry, "branch", None):
             raise UnsupportedOperationError("CreateTableVersion on a branch of a storage-managed table is not supported")
         refuse_blocking("committing a version to storage")
-        opts = self.ns._table_storage_options(table)
+        opts = self.ns.table_storage_options(table)
         latest = tables.latest_manifest_version(table.location, opts)
         if entry.version != latest + 1:
             raise ConcurrentModificationError(
@@ -348,13 +348,13 @@ class TableVersions:
     def _granted(self, ns: list[str], name: str, version: int) -> bool:
         """Whether ``version`` is in the table's record now (read afresh: a racing commit
         may have been granted it since this one was refused)."""
-        table = self.ns._get_table(ns, name)
+        table = self.ns.get_table_entry(ns, name)
         return table is not None and any(v["version"] == version for v in self.ns.history.versions(ns, table))
 
     def _withdraw_version(self, ns: list[str], name: str, version: int) -> None:
         """Take back a granted version whose manifest could not be put in place."""
         for _ in range(_CAS_ATTEMPTS):
-            table = self.ns._get_table(ns, name)
+            table = self.ns.get_table_entry(ns, name)
             if table is None or self.ns.history.remove(ns, table, {version}):
                 return
 
@@ -374,7 +374,7 @@ class TableVersions:
         if request.branch:
             raise UnsupportedOperationError("BatchDeleteTableVersions on a branch of a storage-managed table is not supported")
         refuse_blocking("deleting versions from storage")
-        opts = self.ns._table_storage_options(table)
+        opts = self.ns.table_storage_options(table)
         present = tables.manifest_versions(table.location, opts)
         doomed = {v for v in present for r in request.ranges if r.start_version <= v < r.end_version}
         if present and max(present) in doomed:
@@ -385,7 +385,7 @@ class TableVersions:
 
     def _managed_or_none(self, request):
         """(ns, table) of a managed table, or None for a storage-managed one (storage answers)."""
-        ns, table = self.ns._lance_table(request.id)
+        ns, table = self.ns.lance_table(request.id)
         if not is_managed(table):
             return None
         no_managed_branch(request)
@@ -422,7 +422,7 @@ class TableVersions:
         for r in request.ranges:
             if r.start_version < 0 or r.end_version < r.start_version:
                 raise InvalidInputError(f"invalid version range [{r.start_version}, {r.end_version})")
-        ns, table = self.ns._lance_table(request.id)
+        ns, table = self.ns.lance_table(request.id)
         if not is_managed(table):
             return self._delete_stored_versions(ns, table, request)
         no_managed_branch(request)
@@ -457,7 +457,7 @@ class TableVersions:
             raise InvalidInputError("BatchCommitTables needs at least one operation")
         if all(op.declare_table is not None for op in request.operations):
             return self._declare_batch(request)
-        with self.ns._batch_reads():
+        with self.ns.batch_reads():
             ops = self._batch_operations(request)
         results: list = [None] * len(ops)
         undo: list = []
@@ -477,10 +477,10 @@ class TableVersions:
             gone = []
             for i, (kind, req) in enumerate(ops):
                 if kind == "deregister_table":
-                    ns, table = self.ns._lance_table(req.id)
-                    self.ns._remove_entry(ns, table)
+                    ns, table = self.ns.lance_table(req.id)
+                    self.ns.remove_table_entry(ns, table)
                     gone.append((ns, table))
-                    undo.append(lambda n=ns, t=table: self.ns._create_table(n, t))
+                    undo.append(lambda n=ns, t=table: self.ns.create_table_entry(n, t))
                     results[i] = CommitTableResult(deregister_table=DeregisterTableResponse(
                         id=ns + [table.name], location=table.location, properties=shown_properties(table.properties)))
             for i, (kind, req) in enumerate(ops):
@@ -494,7 +494,7 @@ class TableVersions:
                     log.warning("BatchCommitTables could not take back a step after a failure: %s", e)
             raise
         for ns, table in gone:
-            self.ns._deregistered(ns, table)
+            self.ns.after_deregister(ns, table)
         return BatchCommitTablesResponse.model_construct(results=results)  # each result built checked
 
     def _declare_batch(self, request):
@@ -511,28 +511,28 @@ class TableVersions:
 
     def declare_many(self, requests, shape: Callable = lambda response: response, count: int | None = None) -> list:
         """Several declarations at once, all or none (BatchCommitTables): checked like
-        DeclareTable, stored with one ``_create_tables`` (one catalog commit where the
+        DeclareTable, stored with one ``create_table_entries`` (one catalog commit where the
         backend has one), so a bulk declare does not pay a commit per table.  Each
         response is passed through ``shape`` while the marker files are still being
         written (dir: a tenth of a bulk's time that no longer waits for them).
         ``requests``: a list, or an iterable of ``count`` (checked as they are taken)."""
-        beside = self.ns._declaring_many(len(requests) if count is None else count)  # dir: the marker files, written as planned
+        beside = self.ns.bulk_declaration(len(requests) if count is None else count)  # dir: the marker files, written as planned
         try:
-            with self.ns._batch_reads():
+            with self.ns.batch_reads():
                 planned, namespaces = [], {}
                 for r in requests:
-                    planned.append(self.ns._declaration(r, namespaces))
+                    planned.append(self.ns.declared_entry(r, namespaces))
                     beside.add(*planned[-1])
-            self.ns._create_tables(planned)
+            self.ns.create_table_entries(planned)
         except Exception:
             beside.abandon()
             raise
-        shaped = [shape(self.ns._declare_response(table)) for _, table in planned]
+        shaped = [shape(self.ns.declare_response(table)) for _, table in planned]
         try:
             beside.finish()
         except Exception:
             for ns, table in planned:  # nothing is left of a failed declaration
-                self.ns._withdraw_entry(ns, table.name)
+                self.ns.withdraw_table_entry(ns, table.name)
             beside.abandon()
             raise
         return shaped
@@ -546,7 +546,7 @@ class TableVersions:
         for kind, req in ops:  # what can be told without changing anything
             # (a declaration is checked when declare_many plans it, before anything changes)
             if kind == "deregister_table" or (kind == "delete_table_versions" and not self._declared_in(ops, req.id)):
-                self.ns._lance_table(req.id)
+                self.ns.lance_table(req.id)
             if kind == "delete_table_versions" and not req.ranges:
                 raise InvalidInputError("a delete_table_versions operation needs at least one range")
         return ops
@@ -592,8 +592,8 @@ class TableVersions:
 
     def _take_back_version(self, table_id, version: int) -> None:
         """Undo a version :meth:`commit_versions` published (a later step of a batch failed)."""
-        ns, table = self.ns._lance_table(table_id)
+        ns, table = self.ns.lance_table(table_id)
         if is_managed(table):
             self._withdraw_version(ns, table.name, version)
         else:
-            tables.delete_manifest(table.location, self.ns._table_storage_options(table), version)
+            tables.delete_manifest(table.location, self.ns.table_storage_options(table), version)

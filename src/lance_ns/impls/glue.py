@@ -161,7 +161,7 @@ class GlueNamespace(CatalogNamespace):
         # remembered per process (each probe costs botocore's retries of a 500)
         self._catalog_api: bool | None = False if self.prop("endpoint") in _NO_CATALOG_API else None
         self._lock = threading.Lock()
-        self._listings = ContinuationListings()  # see _lance_table_page
+        self._listings = ContinuationListings()  # see lance_table_page
         try:
             self._boto = self._session()
             self.glue = self._boto.client("glue", endpoint_url=self.prop("endpoint"), config=self._config())
@@ -317,11 +317,11 @@ class GlueNamespace(CatalogNamespace):
         found = self._resolve(ns)
         return found[0] if found else None
 
-    def _get_namespace(self, ns):
+    def get_namespace_entry(self, ns):
         found = self._resolve(ns)
         return found[1] if found else None
 
-    def _list_namespaces(self, parent):
+    def list_namespace_names(self, parent):
         if parent and self._kind(parent) == DATABASE:
             return []  # a database holds tables only
         pages = self.glue.get_paginator("get_databases").paginate(**self._cat_kw(parent))
@@ -337,7 +337,7 @@ class GlueNamespace(CatalogNamespace):
             props[NAMESPACE_TYPE_KEY] = kind
         return props
 
-    def _create_namespace(self, ns, properties):
+    def create_namespace_entry(self, ns, properties):
         props = dict(properties)
         kind = props.pop(NAMESPACE_TYPE_KEY, DATABASE)
         if len(ns) > 1 and self._kind(ns[:-1]) == DATABASE:
@@ -356,7 +356,7 @@ class GlueNamespace(CatalogNamespace):
             raise
 
     @_forgets_listing
-    def _drop_namespace(self, ns):
+    def delete_namespace_entry(self, ns):
         kind = self._kind(ns)
         if kind is None:
             return False  # a racing drop came first: it is the one winner
@@ -389,7 +389,7 @@ class GlueNamespace(CatalogNamespace):
             token=t.get("VersionId"),
         )
 
-    def _list_tables(self, ns):
+    def list_table_entries(self, ns):
         if len(ns) > 1 and self._catalog_api is False:
             return []
         try:
@@ -400,17 +400,17 @@ class GlueNamespace(CatalogNamespace):
                 return []  # a catalog (not a database): no tables
             raise
 
-    def _lance_table_page(self, ns, limit, page_token, keep=None):
+    def lance_table_page(self, ns, limit, page_token, keep=None):
         """GetTables cannot start at a name and promises no order, so a sorted page reads
         the whole database (the spec: "sort the results and apply pagination"); the
         continuation pages after it reuse that listing instead of reading it again, so an
         enumeration in pages reads the database once, not once a page."""
         if keep is not None:  # (include_declared=false judges each table's storage: not kept)
-            return super()._lance_table_page(ns, limit, page_token, keep)
-        names = self._listings.names(tuple(ns), bool(page_token), lambda: self._lance_table_names(ns))
+            return super().lance_table_page(ns, limit, page_token, keep)
+        names = self._listings.names(tuple(ns), bool(page_token), lambda: self.lance_table_names(ns))
         return paginate(names, limit, page_token)
 
-    def _get_table(self, ns, name):
+    def get_table_entry(self, ns, name):
         if len(ns) > 1 and self._catalog_api is False:
             return None
         try:
@@ -430,7 +430,7 @@ class GlueNamespace(CatalogNamespace):
         }
 
     @_forgets_listing
-    def _create_table(self, ns, table):
+    def create_table_entry(self, ns, table):
         try:
             self.glue.create_table(TableInput=self._table_input(table), **self._table_kw(ns))
             if len(ns) == 1 and self._kind(ns) is None:  # (an account catalog's database)
@@ -446,7 +446,7 @@ class GlueNamespace(CatalogNamespace):
             raise
 
     @_forgets_listing
-    def _replace_table(self, ns, table):
+    def replace_table_entry(self, ns, table):
         try:  # one atomic UpdateTable rather than delete + create
             self.glue.update_table(TableInput=self._table_input(table), **self._table_kw(ns))
         except botocore.exceptions.ClientError as e:
@@ -489,7 +489,7 @@ class GlueNamespace(CatalogNamespace):
                 self.glue.create_table(TableInput=table, **kw)
                 before = self.glue.get_table(Name="probe", **kw)["Table"].get("VersionId")
                 if not before:
-                    return False  # nothing to commit against (refused as _swap_table_properties does)
+                    return False  # nothing to commit against (refused as swap_table_properties does)
                 self.glue.update_table(TableInput={**table, "Parameters": {"probe": "1"}}, VersionId=before, **kw)
                 try:
                     self.glue.update_table(TableInput={**table, "Parameters": {"probe": "2"}}, VersionId=before, **kw)
@@ -510,7 +510,7 @@ class GlueNamespace(CatalogNamespace):
                         "does, as AWS Glue documents", _code(e) or e)
             return True
 
-    def _swap_table_properties(self, ns, table, properties):
+    def swap_table_properties(self, ns, table, properties):
         """Glue's compare-and-swap: UpdateTable with the ``VersionId`` the table was read at
         fails with ConcurrentModificationException when it changed meanwhile (what
         Iceberg's Glue catalog commits with).  Refused (code 0) on an endpoint that
@@ -534,7 +534,7 @@ class GlueNamespace(CatalogNamespace):
         return True
 
     @_forgets_listing
-    def _delete_table(self, ns, name):
+    def delete_table_entry(self, ns, name):
         try:
             self.glue.delete_table(Name=name, **self._table_kw(ns))
         except botocore.exceptions.ClientError as e:

@@ -39,7 +39,7 @@ Lance semantics where an Iceberg server is lax (e.g. SeaweedFS answers 200 to a
 duplicate create and ``[]`` when listing a missing namespace: existence is
 checked first).  ListTables must load each table's metadata to see
 ``table_type`` (~10 ms a table): a page of ``limit`` tables loads, on a thread
-pool, only the tables that page needs (see ``_lance_table_page``).
+pool, only the tables that page needs (see ``lance_table_page``).
 
 Implementation-managed tables keep their version history in the companion's
 properties like every catalog's; an Iceberg commit cannot require properties, so
@@ -167,6 +167,9 @@ class _ClientCredentials(AuthManager):
         self._renew_at = float("inf") if token else 0.0
         self._lock = threading.Lock()
         self.fetches = 0  # how many tokens were fetched (observable in tests)
+
+    def close(self) -> None:
+        self._session.close()
 
     def refresh(self) -> None:
         if self._credential is None:
@@ -337,7 +340,7 @@ class _WarehouseCatalog(RestCatalog):
         snapshot_id = _generate_snapshot_id()
         manifest_list = storage.join(read.location or "", EMPTY_MANIFEST_LIST)
         if read.main_snapshot is None:  # the table's first lance-ns snapshot
-            self._owner._write_empty_manifest_list(read, manifest_list, snapshot_id)
+            self._owner.write_empty_manifest_list(read, manifest_list, snapshot_id)
         snapshot = Snapshot(
             snapshot_id=snapshot_id,
             parent_snapshot_id=read.main_snapshot,
@@ -399,17 +402,17 @@ class _WarehouseCatalog(RestCatalog):
                     del self._remembered[next(iter(self._remembered))]
 
     def _create_session(self) -> requests.Session:
-        session = self._owner._new_session()
+        session = self._owner.new_session()
         self._config_headers(session)
-        session.auth = AuthManagerAdapter(self._owner._auth)
-        self._auth_manager = self._owner._auth
+        session.auth = AuthManagerAdapter(self._owner.auth)
+        self._auth_manager = self._owner.auth
         return session
 
     def _load_file_io(self, properties=None, location=None) -> FileIO:
         return _NoFileIO()
 
     def _refresh_token(self) -> None:  # pyiceberg's hook after a 401
-        self._owner._auth.force_refresh()
+        self._owner.auth.force_refresh()
 
 
 def _companion(name: str, meta) -> _Companion:
@@ -469,14 +472,16 @@ class IcebergRestNamespace(CatalogNamespace):
         )
         self._retries = self.int_prop("max_retries", 3)
         self._workers = self.int_prop("list_concurrency", 16, minimum=1)
-        self._auth = _ClientCredentials(
-            self._new_session(), self.endpoint + TOKEN_PATH, self.prop("credential"), self.prop("auth_token")
+        #: the token source every warehouse's session shares
+        self.auth = _ClientCredentials(
+            self.new_session(), self.endpoint + TOKEN_PATH, self.prop("credential"), self.prop("auth_token")
         )
         self._catalogs: dict[str, _WarehouseCatalog] = {}
         self._known: set[str] = set()  # warehouses seen to exist
         self._lock = threading.Lock()
 
-    def _new_session(self) -> requests.Session:
+    def new_session(self) -> requests.Session:
+        """An HTTP session with this connection's timeouts, retries and pool size."""
         session = requests.Session()
         adapter = _Adapter(self._timeout, self._retries, pool=self._workers + 4)
         session.mount("http://", adapter)
@@ -489,7 +494,7 @@ class IcebergRestNamespace(CatalogNamespace):
             for cat in self._catalogs.values():
                 cat.close()
             self._catalogs.clear()
-        self._auth._session.close()
+        self.auth.close()
 
     # -- warehouse -> catalog (the config cache) -----------------------------------
     def _catalog(self, warehouse: str) -> _WarehouseCatalog:
@@ -513,7 +518,7 @@ class IcebergRestNamespace(CatalogNamespace):
         return storage.join(self.root, *ns, name)
 
     # -- primitives ------------------------------------------------------------------
-    def _get_namespace(self, ns):
+    def get_namespace_entry(self, ns):
         try:
             cat = self._catalog(ns[0])
             if len(ns) == 1:
@@ -525,7 +530,7 @@ class IcebergRestNamespace(CatalogNamespace):
         except (ice.NoSuchNamespaceError, NamespaceNotFoundError):
             return None
 
-    def _list_namespaces(self, parent):
+    def list_namespace_names(self, parent):
         if not parent:
             raise UnsupportedOperationError(
                 "the Iceberg REST protocol cannot list warehouses; list a warehouse's namespaces instead"
@@ -535,21 +540,21 @@ class IcebergRestNamespace(CatalogNamespace):
         found = self._catalog(parent[0]).list_namespaces(below)
         return sorted({tuple(i)[-1] for i in found if len(i) == len(below) + 1 and tuple(i[:-1]) == below})
 
-    def _create_namespace(self, ns, properties):
+    def create_namespace_entry(self, ns, properties):
         if len(ns) == 1:
             raise UnsupportedOperationError("warehouses are made by the catalog's administrator, not through this API")
         self._catalog(ns[0]).create_namespace(tuple(ns[1:]), properties)
 
-    def _drop_checked(self, ns, behavior, purge=False):
+    def drop_namespace_checked(self, ns, behavior, purge=False):
         try:
-            super()._drop_checked(ns, behavior, purge)
+            super().drop_namespace_checked(ns, behavior, purge)
         except ice.NoSuchNamespaceError:
             # A racing drop removed it between the existence check and the emptiness
             # listings (a spec-following server answers those 404): dropping a missing
             # namespace succeeds (drop_missing_ok), as the drop itself would.
             pass
 
-    def _drop_namespace(self, ns):
+    def delete_namespace_entry(self, ns):
         if len(ns) == 1:
             raise UnsupportedOperationError("warehouses cannot be dropped through this API")
         try:
@@ -574,14 +579,14 @@ class IcebergRestNamespace(CatalogNamespace):
             loaded = list(pool.map(lambda n: self._load(cat, ns, n, lenient=True), names))
         return [t for t in loaded if t is not None]
 
-    def _list_tables(self, ns):
+    def list_table_entries(self, ns):
         return self._load_all(ns, self._all_table_names(ns))
 
-    def _lance_table_page(self, ns, limit, page_token, keep=None):
+    def lance_table_page(self, ns, limit, page_token, keep=None):
         return page_by_loading(self._all_table_names(ns), limit, page_token, lambda batch: self._load_all(ns, batch),
                                self._listed(keep))
 
-    def _get_table(self, ns, name):
+    def get_table_entry(self, ns, name):
         if len(ns) == 1:
             return None
         return self._load(self._catalog(ns[0]), ns, name)
@@ -597,14 +602,14 @@ class IcebergRestNamespace(CatalogNamespace):
                 return CatalogTable(name=name)  # listed as non-Lance, not a failed listing
             raise
 
-    def _create_table(self, ns, table):
+    def create_table_entry(self, ns, table):
         if len(ns) == 1:
             raise InvalidInputError("Iceberg tables live in a namespace below the warehouse, not in the warehouse")
         self._catalog(ns[0]).create_table(
             (*ns[1:], table.name), schema=DUMMY_SCHEMA, location=table.location, properties=table.properties
         )
 
-    def _delete_table(self, ns, name):
+    def delete_table_entry(self, ns, name):
         try:
             # The spec's query is ``purgeRequested=false``; pyiceberg would put the
             # Python bool on the wire as "False", so the literal is passed.
@@ -612,13 +617,13 @@ class IcebergRestNamespace(CatalogNamespace):
         except ice.NoSuchTableError:
             return False  # a racing drop came first: it is the one winner
 
-    def _rename_table(self, ns, table, new_ns, new_name):
+    def rename_table_entry(self, ns, table, new_ns, new_name):
         # the protocol's POST /v1/{prefix}/tables/rename, within one warehouse (catalog)
         if ns[0] != new_ns[0]:
             raise InvalidInputError("Iceberg REST renames tables within one warehouse only")
         self._catalog(ns[0]).rename_table((*ns[1:], table.name), (*new_ns[1:], new_name))
 
-    def _drop_table_object(self, ns, table, purge=False):
+    def drop_table_checked(self, ns, table, purge=False):
         # Unlike the shared order (entry first), data goes first here: an Iceberg
         # server may own the storage under its tables -- SeaweedFS deletes a
         # dropped table's files itself and then refuses any S3 access to that
@@ -630,7 +635,7 @@ class IcebergRestNamespace(CatalogNamespace):
         # (the reference server) answers 500 for an entry whose metadata file is
         # gone, so racing drops and readers would see an internal error, and a
         # drop failing in between would leave a table no DropTable can load.
-        opts = self._table_storage_options(table) if self.deletes_data_of(ns, table, purge) else None
+        opts = self.table_storage_options(table) if self.deletes_data_of(ns, table, purge) else None
         if opts is not None:
             try:
                 storage.mark_dropped(table.location, opts)
@@ -639,13 +644,13 @@ class IcebergRestNamespace(CatalogNamespace):
                 # A racing drop came first, and the server now refuses access to the
                 # table's path (SeaweedFS refuses even reading its metadata then).
                 try:
-                    gone = self._get_table(ns, table.name) is None
+                    gone = self.get_table_entry(ns, table.name) is None
                 except OSError:
                     gone = True
                 if gone:
                     raise TableNotFoundError(f"table {to_string(ns + [table.name])!r} does not exist") from None
                 raise
-        self._remove_entry(ns, table)
+        self.remove_table_entry(ns, table)
         if opts is not None:
             try:
                 storage.delete_location(storage.join(table.location, ICEBERG_METADATA), opts)
@@ -653,7 +658,7 @@ class IcebergRestNamespace(CatalogNamespace):
                 pass
 
     # -- implementation-managed tables -----------------------------------------------
-    def _swap_tables_properties(self, changes) -> bool:
+    def swap_tables_properties(self, changes) -> bool:
         """One Iceberg commit per table; several tables through the server's multi-table
         transaction, atomic (where it advertises one; else code 0, as on catalogs without one)."""
         warehouses = {ns[0] for ns, _, _ in changes}
@@ -671,14 +676,14 @@ class IcebergRestNamespace(CatalogNamespace):
                 raise InternalError(f"table {to_string(ns + [table.name])!r} was not read from the catalog")
         return cat.swap_properties([((*ns[1:], table.name), table, props) for ns, table, props in changes])
 
-    def _write_empty_manifest_list(self, table: _Companion, location: str, snapshot_id: int) -> None:
+    def write_empty_manifest_list(self, table: _Companion, location: str, snapshot_id: int) -> None:
         """The valid, empty manifest list the companion's snapshots name (an Iceberg
         engine reading the companion table reads no rows rather than a missing file),
         written by pyiceberg's manifest-list writer at the table's first snapshot."""
         from pyiceberg.io.pyarrow import PyArrowFile
         from pyiceberg.manifest import write_manifest_list
 
-        fs, path = storage.filesystem(location, self._table_storage_options(table))
+        fs, path = storage.filesystem(location, self.table_storage_options(table))
         if not storage.is_uri(location):  # a local table's directory may not exist yet
             fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
         with write_manifest_list(

@@ -55,17 +55,17 @@ class MemoryNamespace(CatalogNamespace):
                 return None
         return node
 
-    def _get_namespace(self, ns):
+    def get_namespace_entry(self, ns):
         with self._lock:
             node = self._node(ns)
             return None if node is None else dict(node.properties)
 
-    def _list_namespaces(self, parent):
+    def list_namespace_names(self, parent):
         with self._lock:
             node = self._node(parent)
             return list(node.children) if node else []
 
-    def _create_namespace(self, ns, properties):
+    def create_namespace_entry(self, ns, properties):
         with self._lock:
             parent = self._node(ns[:-1])
             if parent is None:  # dropped since the caller checked
@@ -74,7 +74,7 @@ class MemoryNamespace(CatalogNamespace):
                 raise NamespaceAlreadyExistsError(f"namespace {ns!r} already exists")
             parent.children[ns[-1]] = _Node(properties=dict(properties))
 
-    def _drop_namespace(self, ns):
+    def delete_namespace_entry(self, ns):
         with self._lock:  # checked again under the lock: a racing drop or create may have come first
             parent = self._node(ns[:-1])
             node = parent.children.get(ns[-1]) if parent else None
@@ -84,29 +84,29 @@ class MemoryNamespace(CatalogNamespace):
                 raise NamespaceNotEmptyError(f"namespace {ns!r} is not empty")
             del parent.children[ns[-1]]
 
-    def _list_tables(self, ns):
+    def list_table_entries(self, ns):
         with self._lock:
             node = self._node(ns)
             return [copy.deepcopy(t) for t in node.tables.values()] if node else []
 
-    def _lance_table_page(self, ns, limit, page_token, keep=None):
+    def lance_table_page(self, ns, limit, page_token, keep=None):
         # as a service that lists names cheaply: copy only the tables of the page
         with self._lock:
             node = self._node(ns)
             names = sorted(node.tables) if node else []
 
         def load(batch):
-            return [t for t in (self._get_table(ns, name) for name in batch) if t is not None]
+            return [t for t in (self.get_table_entry(ns, name) for name in batch) if t is not None]
 
         return page_by_loading(names, limit, page_token, load, self._listed(keep))
 
-    def _get_table(self, ns, name):
+    def get_table_entry(self, ns, name):
         with self._lock:
             node = self._node(ns)
             table = node.tables.get(name) if node else None
             return copy.deepcopy(table)
 
-    def _create_table(self, ns, table):
+    def create_table_entry(self, ns, table):
         with self._lock:
             node = self._node(ns)
             if node is None:  # dropped since the caller checked
@@ -115,19 +115,19 @@ class MemoryNamespace(CatalogNamespace):
                 raise TableAlreadyExistsError(f"table {table.name!r} already exists")
             node.tables[table.name] = copy.deepcopy(table)
 
-    def _delete_table(self, ns, name):
+    def delete_table_entry(self, ns, name):
         with self._lock:
             node = self._node(ns)
             return bool(node) and node.tables.pop(name, None) is not None
 
-    def _rename_table(self, ns, table, new_ns, new_name):
+    def rename_table_entry(self, ns, table, new_ns, new_name):
         # the shared create-then-delete, made atomic by holding the catalog's lock
         with self._lock:
-            if self._get_table(new_ns, new_name) is not None:
+            if self.get_table_entry(new_ns, new_name) is not None:
                 raise TableAlreadyExistsError(f"table {new_name!r} already exists")
-            super()._rename_table(ns, table, new_ns, new_name)
+            super().rename_table_entry(ns, table, new_ns, new_name)
 
-    def _swap_tables_properties(self, changes):
+    def swap_tables_properties(self, changes):
         with self._lock:  # every table checked and changed under one lock: atomic
             current = []
             for ns, table, _ in changes:

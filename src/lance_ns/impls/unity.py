@@ -197,7 +197,7 @@ class UnityNamespace(CatalogNamespace):
         return InternalError(str(exc))
 
     # -- namespaces ---------------------------------------------------------------
-    def _get_namespace(self, ns):
+    def get_namespace_entry(self, ns):
         path = f"/catalogs/{self._full(ns[0])}" if len(ns) == 1 else f"/schemas/{self._full(*ns)}"
         try:
             info = self._call("GET", path, "namespace")
@@ -207,18 +207,18 @@ class UnityNamespace(CatalogNamespace):
             raise
         return dict(info.get("properties") or {})
 
-    def _list_namespaces(self, parent):
+    def list_namespace_names(self, parent):
         if not parent:
             return [c["name"] for c in self._pages("/catalogs", "catalogs", {}, OTHER_PAGE, "namespace")]
         params = {"catalog_name": parent[0]}
         return [s["name"] for s in self._pages("/schemas", "schemas", params, OTHER_PAGE, "namespace")]
 
-    def _create_namespace(self, ns, properties):
+    def create_namespace_entry(self, ns, properties):
         catalog, schema = ns
         self._full(schema)
         self._call("POST", "/schemas", "namespace", body={"name": schema, "catalog_name": catalog, "properties": properties})
 
-    def _drop_namespace(self, ns):
+    def delete_namespace_entry(self, ns):
         try:
             self._call("DELETE", f"/schemas/{self._full(*ns)}", "namespace")
         except UnityError as e:
@@ -250,13 +250,13 @@ class UnityNamespace(CatalogNamespace):
             return os.path.normpath(unquote(urlparse(location).path))
         return location
 
-    def _list_tables(self, ns) -> Iterable[CatalogTable]:
+    def list_table_entries(self, ns) -> Iterable[CatalogTable]:
         if len(ns) != 2:
             return []
         params = {"catalog_name": ns[0], "schema_name": ns[1]}
         return [self._table(t) for t in self._pages("/tables", "tables", params, TABLE_PAGE, "namespace")]
 
-    def _lance_table_page(self, ns, limit, page_token, keep=None):
+    def lance_table_page(self, ns, limit, page_token, keep=None):
         # Unity pages tables itself, in name order: a page reads the service pages it
         # spans, not the schema's every table (its tokens are opaque: see page_by_service)
         if len(ns) != 2:
@@ -272,7 +272,7 @@ class UnityNamespace(CatalogNamespace):
 
         return page_by_service(fetch, limit, page_token, self._listed(keep))
 
-    def _get_table(self, ns, name):
+    def get_table_entry(self, ns, name):
         try:
             table = self._table(self._call("GET", f"/tables/{self._full(*ns, name)}", "table"))
         except UnityError as e:
@@ -288,7 +288,7 @@ class UnityNamespace(CatalogNamespace):
             table.token = str(version)
         return table
 
-    def _create_table(self, ns, table):
+    def create_table_entry(self, ns, table):
         self._full(table.name)
         if is_managed(table) and LEDGER_KEY not in table.properties:
             # a new managed table gets its own ledger (a rename or a re-created entry copies
@@ -317,19 +317,19 @@ class UnityNamespace(CatalogNamespace):
         is replaced (delete, then create with the columns of the new schema).  The
         data is never touched (an EXTERNAL table); if the create fails it is tried
         once more, so the entry is not lost to one failed request."""
-        ns, table = self._lance_table(table_id)
-        self._delete_table(ns, table.name)
+        ns, table = self.lance_table(table_id)
+        self.delete_table_entry(ns, table.name)
         try:
-            self._create_table(ns, table)
+            self.create_table_entry(ns, table)
         except Exception:  # noqa: BLE001 - retried once; a second failure is raised
-            self._create_table(ns, table)
+            self.create_table_entry(ns, table)
 
     def _columns_at(self, table: CatalogTable) -> list[dict]:
         """Unity columns of the Lance table at the location ([] when none exists yet; a
         table being declared is not looked for: DeclareTable makes no storage call)."""
         if table.has_data is False:
             return []
-        opts = self._table_storage_options(table)
+        opts = self.table_storage_options(table)
         if not table.location or storage.lance_version(table.location, opts) is None:
             return []
         import lance
@@ -342,7 +342,7 @@ class UnityNamespace(CatalogNamespace):
         except ValueError as e:
             raise InvalidInputError(f"cannot describe {table.location!r} to Unity Catalog: {e}") from e
 
-    def _delete_table(self, ns, name):
+    def delete_table_entry(self, ns, name):
         self._call("DELETE", f"/tables/{self._full(*ns, name)}", "table")
 
     # -- implementation-managed tables: the history in a ledger beside the table ----------------
@@ -351,7 +351,7 @@ class UnityNamespace(CatalogNamespace):
     # catalogs.  Its one compare-and-swap, the Delta commit coordinator (/delta/preview/commits),
     # takes only MANAGED Delta tables.  So the table object records, at creation, that the table
     # is managed and the id of its ledger (:mod:`lance_ns.ledger`), and the history lives in that
-    # ledger, changed with Lance's own conditional commit.  _get_table overlays it on the table
+    # ledger, changed with Lance's own conditional commit.  get_table_entry overlays it on the table
     # as read (``lance_ns.versions``, the ledger version as ``token``), so the shared algorithm
     # runs unchanged.
     supports_managed_versioning = True
@@ -366,9 +366,9 @@ class UnityNamespace(CatalogNamespace):
                 f"table {to_string(ns + [table.name])!r} is marked managed_versioning=true but has no valid "
                 f"{LEDGER_KEY} property (was it created outside lance-ns?): its history cannot be found"
             )
-        return ledger.Ledger(ledger.uri(table.location, table.properties[LEDGER_KEY]), self._table_storage_options(table))
+        return ledger.Ledger(ledger.uri(table.location, table.properties[LEDGER_KEY]), self.table_storage_options(table))
 
-    def _swap_table_properties(self, ns, table, properties):
+    def swap_table_properties(self, ns, table, properties):
         """The history swapped in the table's ledger iff its version is still the one read."""
         if shown_properties(properties) != shown_properties(table.properties):
             raise UnsupportedOperationError(
@@ -379,10 +379,10 @@ class UnityNamespace(CatalogNamespace):
         # (schema_changed), which would pass for a drop after the version was granted.
         return self._ledger(ns, table).swap(properties[VERSIONS_KEY], int(table.token or 0))
 
-    def _swap_tables_properties(self, changes):
+    def swap_tables_properties(self, changes):
         if len(changes) != 1:
             raise UnsupportedOperationError(
                 "Unity Catalog cannot commit several tables atomically: each table's history is a "
                 "ledger of its own and Lance commits one dataset at a time (commit each table alone)"
             )
-        return super()._swap_tables_properties(changes)
+        return super().swap_tables_properties(changes)

@@ -108,7 +108,7 @@ def authorize(principal: "Principal", route: R.Route, request: Any) -> Requireme
     key = None
     if route.has_id and method != "rename_table":  # else ids in the body, or a second namespace
         key = (method, tuple(getattr(request, "id", None) or ()))
-        need = principal._allowed.get(key)
+        need = principal.allowed_before(key)
         if need is not None:
             return need
     need = requirement(route, request)
@@ -120,9 +120,7 @@ def authorize(principal: "Principal", route: R.Route, request: Any) -> Requireme
         shown = ".".join(ns) if ns else "the root namespace"
         raise PermissionDeniedError(f"{principal.name!r} may not {route.op.op_id} in {shown} (needs {need.grant})")
     if key is not None:
-        if len(principal._allowed) >= _REMEMBERED:
-            principal._allowed.clear()
-        principal._allowed[key] = need
+        principal.remember_allowed(key, need)
     return need
 
 
@@ -154,6 +152,15 @@ class Principal:
         need = LEVELS[grant]
         ns = tuple(namespace)
         return any(level >= need and (prefix is None or ns[: len(prefix)] == prefix) for level, prefix in self.grants)
+
+    def allowed_before(self, key: tuple) -> Requirement | None:
+        """What a request of ``key`` (operation, id) was found to need and hold before."""
+        return self._allowed.get(key)
+
+    def remember_allowed(self, key: tuple, need: Requirement) -> None:
+        if len(self._allowed) >= _REMEMBERED:  # bounded: ids are the callers' to choose
+            self._allowed.clear()
+        self._allowed[key] = need
 
     def may_see(self, namespace: Sequence[str]) -> bool:
         """Whether a listing shows ``namespace``: readable, or on the way to a readable prefix."""

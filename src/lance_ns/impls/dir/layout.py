@@ -94,7 +94,8 @@ class Files:
         parsed = urlparse(location)
         return self._fs, (parsed.netloc + parsed.path).rstrip("/")
 
-    def _local_path(self, location: str) -> str:
+    def local_path(self, location: str) -> str:
+        """The path of a location on this machine's disk (of a local root)."""
         return urlparse(location).path if location.startswith("file://") else location
 
     # -- operations ------------------------------------------------------------
@@ -102,7 +103,7 @@ class Files:
         """(name, is_dir) of the direct children; [] when missing."""
         if self.local:
             try:
-                with os.scandir(self._local_path(location)) as it:
+                with os.scandir(self.local_path(location)) as it:
                     return [(e.name, e.is_dir()) for e in it]
             except (FileNotFoundError, NotADirectoryError):
                 return []
@@ -118,7 +119,7 @@ class Files:
     def kind(self, location: str) -> str | None:
         """'dir', 'file' or None."""
         if self.local:
-            p = self._local_path(location)
+            p = self.local_path(location)
             if os.path.isdir(p):
                 return "dir"
             return "file" if os.path.exists(p) else None
@@ -143,7 +144,7 @@ class Files:
         (the manifest's conditional commit).
         """
         if self.local:
-            return small_files.write(self._local_path(location), data, exclusive)
+            return small_files.write(self.local_path(location), data, exclusive)
         if exclusive and self.exists(location):
             return False
         fs, path = self._remote(location)
@@ -168,7 +169,7 @@ class Files:
                 list(pool.map(write, [locations[i::_WRITE_THREADS] for i in range(_WRITE_THREADS)]))
             return
         for location in locations:
-            small_files.write(self._local_path(location), data)
+            small_files.write(self.local_path(location), data)
 
     def marker_writer(self, count: int, data: bytes) -> "MarkerWriter":
         """Where a bulk declaration of ``count`` tables writes its marker files, fed as
@@ -178,7 +179,7 @@ class Files:
     def delete_file(self, location: str) -> None:
         if self.local:
             try:
-                os.remove(self._local_path(location))
+                os.remove(self.local_path(location))
             except (FileNotFoundError, NotADirectoryError):  # (a file where a directory of the path would be)
                 pass
             return
@@ -190,7 +191,7 @@ class Files:
 
     def delete_tree(self, location: str) -> None:
         if self.local:
-            shutil.rmtree(self._local_path(location), ignore_errors=True)
+            shutil.rmtree(self.local_path(location), ignore_errors=True)
             return
         storage.delete_location(location, self.storage_options)
 
@@ -202,7 +203,7 @@ class Files:
         if not self.local:
             return None
         try:
-            return os.stat(self._local_path(location)).st_mtime_ns
+            return os.stat(self.local_path(location)).st_mtime_ns
         except FileNotFoundError:
             return None
 
@@ -251,7 +252,7 @@ class MarkerWriter:
         self.locations.append(table_location)
         if self._procs and not self._broken:
             # (a local path: joined by hand, a bulk joins thousands)
-            marker = self.files._local_path(table_location).rstrip("/") + "/" + RESERVED
+            marker = self.files.local_path(table_location).rstrip("/") + "/" + RESERVED
             try:  # in turn: each helper's markers are in directories of their own
                 self._procs[len(self.locations) % len(self._procs)].stdin.write(os.fsencode(marker) + b"\0")
             except BrokenPipeError:
@@ -289,6 +290,6 @@ class MarkerWriter:
             self.files.delete_file(storage.join(location, RESERVED))
             if self.files.local:
                 try:
-                    os.rmdir(self.files._local_path(location))
+                    os.rmdir(self.files.local_path(location))
                 except OSError:
                     pass

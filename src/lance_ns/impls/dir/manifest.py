@@ -219,10 +219,9 @@ _BACKGROUND_LOADS: "weakref.WeakSet[Manifest]" = weakref.WeakSet()
 def _stop_background_loads() -> None:
     loading = list(_BACKGROUND_LOADS)
     for manifest in loading:
-        manifest._abandon.set()
+        manifest.abandon_background_load()
     for manifest in loading:
-        if manifest._loader is not None:
-            manifest._loader.join(60)
+        manifest.wait_for_background_load(60)
 
 
 def _in_list(oids: list[str]) -> str:
@@ -686,6 +685,14 @@ class Manifest:
             self._loader.start()
         return next((_entry(oid, row) for oid, row, _ in _rows(rows, {})), None)
 
+    def abandon_background_load(self) -> None:
+        """Make a background load stop at its next step (interpreter exit)."""
+        self._abandon.set()
+
+    def wait_for_background_load(self, timeout: float) -> None:
+        if self._loader is not None:
+            self._loader.join(timeout)
+
     def _load_in_background(self) -> None:
         try:
             with self._lock:
@@ -704,6 +711,13 @@ class Manifest:
         paged (:class:`~lance_ns.paging.SortedNames`) without copying the listing."""
         self.current()
         return Children(self, (parent, kind))
+
+    @contextlib.contextmanager
+    def listing(self, key: tuple[str, str]):
+        """The sorted names of one (parent, kind) listing (None: none), read in place under
+        the lock while the caller's ``with`` lasts (writers change the list in place)."""
+        with self._reading():
+            yield self._index().get(key)
 
     def _index(self) -> dict:
         """The children index (under the lock): built from the entries once per load."""
@@ -948,7 +962,52 @@ class Manifest:
         if self._children is not None and (names := self._children.get((entry.parent, entry.kind))) is not None:
             names.discard(entry.name)
 
-    # -- upkeep (:mod:`.upkeep`) ----------------------------------------------
+    # -- upkeep (:mod:`.upkeep`): what its compactions and cleanups read and commit ----
+    @property
+    def writers_lock(self) -> threading.RLock:
+        """The lock every write of this manifest holds; upkeep commits under it too."""
+        return self._lock
+
+    def loaded_copy(self):
+        """A dataset object of upkeep's own at the loaded version (under the writers' lock),
+        or None when nothing is loaded yet."""
+        with self._lock:
+            return None if self._ds is None else self._private()
+
+    def compaction_base(self):
+        """(dataset of the latest version, whether entries are duplicated) to plan a
+        compaction on, under the writers' lock; None when nothing is loaded yet."""
+        with self._lock:
+            if self._ds is None:
+                return None
+            self.refresh()
+            return self._private(), self._duplicates
+
+    def commit_rewrite(self, done: compaction.Rewrite):
+        """Commit a compaction's rewrite on top of the latest version (the caller holds the
+        writers' lock); (the new dataset, the one it was committed on).  Raises, with
+        nothing committed, when a fragment it rewrites changed since the plan: its files
+        are then the caller's to discard.  :meth:`adopt_rewrite` takes it as loaded."""
+        self.refresh()
+        if self._version != done.version and not done.unchanged_in(self._ds.get_fragments()):
+            raise ConcurrentModificationError("a fragment it rewrites changed since the plan")
+        base = self._private()
+        return done.commit(base), base
+
+    def adopt_rewrite(self, new_ds, done: compaction.Rewrite, base) -> None:
+        """After ``done`` was committed as ``new_ds`` on top of ``base`` (under the writers'
+        lock): the loaded version."""
+        if self._duplicates or new_ds.version != base.version + 1:  # or another process committed in between
+            self.catch_up(new_ds)
+            return
+        # the same entries, fewer files: the rewritten rows live in the fragments written
+        self._ds, self._version = new_ds, new_ds.version
+        for key in done.replaced_files():  # a fragment's key is its first file
+            self._fragment_ids.pop(key, None)
+        for fragment_id, metadata, oids in done.placed():
+            self._fragment_ids[key := compaction.fragment_key(metadata)] = fragment_id
+            self._where.update(dict.fromkeys(oids, key))
+
     def compact(self) -> None:
         """Compact now, on this thread (:meth:`.upkeep.Upkeep.compact`)."""
         self.upkeep.compact()
@@ -976,8 +1035,7 @@ class Children(SortedNames):
         self._manifest, self._key = manifest, key
 
     def page(self, after: str | None, limit: int | None) -> tuple[list[str], bool]:
-        with self._manifest._reading():
-            names = self._manifest._index().get(self._key)
+        with self._manifest.listing(self._key) as names:
             if not names:
                 return [], False
             start = names.bisect_right(after) if after is not None else 0
@@ -988,9 +1046,9 @@ class Children(SortedNames):
         return iter(self.page(None, None)[0])
 
     def __len__(self) -> int:
-        with self._manifest._reading():
-            return len(self._manifest._index().get(self._key, ()))
+        with self._manifest.listing(self._key) as names:
+            return len(names or ())
 
     def __contains__(self, name: object) -> bool:
-        with self._manifest._reading():
-            return name in self._manifest._index().get(self._key, ())
+        with self._manifest.listing(self._key) as names:
+            return name in (names or ())

@@ -219,7 +219,7 @@ class DirectoryNamespace(CatalogNamespace):
         m = _NESTED_DIR.match(rel)
         return bool(m) and m.group("oid") == object_id(ns + [name])
 
-    def _check_layout(self, ns: list[str], name: str, location: str, raw: str) -> None:
+    def check_layout(self, ns: list[str], name: str, location: str, raw: str) -> None:
         """The manifest knows every entry, the root listing every root table: no
         overlap with any of them, nor with another id's place in the layout."""
         oid = object_id(ns + [name])
@@ -244,7 +244,7 @@ class DirectoryNamespace(CatalogNamespace):
             other = first[: -len(TABLE_SUFFIX)]
             # inside: the place of root table ``other`` (whose data would be mixed
             # with this one's); equal: refused only while ``other`` exists
-            if inside or self._get_table([], other) is not None:
+            if inside or self.get_table_entry([], other) is not None:
                 raise InvalidInputError(f"location {raw!r} is, or lies inside, the directory of root table {other!r}")
         # A nested table's directory name is random (``<hash8>_<oid>``): it is
         # nobody's place in the layout once its entry is gone, so a deregistered
@@ -341,17 +341,17 @@ class DirectoryNamespace(CatalogNamespace):
         self._listing = None
 
     # -- primitives: namespaces -------------------------------------------------------
-    def _get_namespace(self, ns):
+    def get_namespace_entry(self, ns):
         _check_names(ns)
         entry = self.manifest.get(object_id(ns)) if self.manifest else None
         if entry is None or entry.kind != NAMESPACE:
             return None
         return dict(entry.properties or {})
 
-    def _list_namespaces(self, parent):
+    def list_namespace_names(self, parent):
         return self.manifest.children(object_id(parent), NAMESPACE) if self.manifest else []
 
-    def _create_namespace(self, ns, properties):
+    def create_namespace_entry(self, ns, properties):
         if self.manifest is None:
             raise UnsupportedOperationError("child namespaces need manifest_enabled=true")
         if len(ns) == 1 and self._listed_root_table(ns[0]):
@@ -363,10 +363,10 @@ class DirectoryNamespace(CatalogNamespace):
             raise NamespaceAlreadyExistsError(f"{to_string(ns)!r} is already the name of a {what}") from None
         self._check_parent_survived(ns[:-1], [object_id(ns)])
 
-    def _drop_namespace(self, ns):
+    def delete_namespace_entry(self, ns):
         return self.manifest.delete([object_id(ns)]) > 0
 
-    def _drop_checked(self, ns, behavior, purge=False):
+    def drop_namespace_checked(self, ns, behavior, purge=False):
         """The whole tree in one manifest commit (entries first: a failure
         afterwards leaves orphan files, never an entry pointing at deleted data)."""
         oid = object_id(ns)
@@ -403,7 +403,7 @@ class DirectoryNamespace(CatalogNamespace):
         self.history.forget(dropped)
 
     # -- primitives: tables -------------------------------------------------------------
-    def _list_tables(self, ns):
+    def list_table_entries(self, ns):
         if ns:
             return [self._table_of(ns, n, self.manifest.get(object_id(ns + [n])))
                     for n in self.manifest.children(object_id(ns), TABLE)]
@@ -413,7 +413,7 @@ class DirectoryNamespace(CatalogNamespace):
             for n in names
         ]
 
-    def _lance_table_names(self, ns):
+    def lance_table_names(self, ns):
         if ns:
             return self.manifest.children(object_id(ns), TABLE)
         return self._root_listing(getattr(self._paging, "continuation", False))[0]
@@ -426,7 +426,7 @@ class DirectoryNamespace(CatalogNamespace):
         finally:
             self._paging.continuation = False
 
-    def _get_table(self, ns, name):
+    def get_table_entry(self, ns, name):
         _check_names(ns + [name])
         if self.manifest is not None:
             entry = self.manifest.get(object_id(ns + [name]))
@@ -438,19 +438,19 @@ class DirectoryNamespace(CatalogNamespace):
                 return _DirTable(name=name, location=location)
         return None
 
-    def _create_table(self, ns, table):
+    def create_table_entry(self, ns, table):
         if self.manifest is None:
             if ns or table.location.rstrip("/") != self._root_dir(table.name):
                 raise UnsupportedOperationError(
                     "without manifest_enabled a table is a root table in its own <name>.lance directory"
                 )
             return  # the reserved marker (DeclareTable) or the data (RegisterTable) is the table
-        self._create_tables([(ns, table)])
+        self.create_table_entries([(ns, table)])
 
-    def _create_tables(self, planned):
+    def create_table_entries(self, planned):
         """Every entry in one manifest commit (a bulk declare costs one commit, not one per table)."""
         if self.manifest is None:
-            return super()._create_tables(planned)
+            return super().create_table_entries(planned)
         entries = []
         for ns, table in planned:
             if is_managed(table) and HISTORY_KEY not in table.properties:
@@ -466,7 +466,7 @@ class DirectoryNamespace(CatalogNamespace):
         for ns in {tuple(ns) for ns, _ in planned}:  # a declare or register racing a DropNamespace
             self._check_parent_survived(list(ns), [e.object_id for e in entries])
 
-    def _delete_table(self, ns, name):
+    def delete_table_entry(self, ns, name):
         try:
             entry = self.manifest.get(object_id(ns + [name])) if self.manifest else None
             if entry is None:
@@ -480,7 +480,7 @@ class DirectoryNamespace(CatalogNamespace):
     # the whole directory; a new table of the name may then reuse it.
     keeps_dropped_marker = False
 
-    def _remove_entry(self, ns, table):
+    def remove_table_entry(self, ns, table):
         # By the entry the table was found with: looked up again, a racing drop's
         # removal would read as "a listed root table" (its directory is still there).
         if table.entry is None:
@@ -491,12 +491,12 @@ class DirectoryNamespace(CatalogNamespace):
         finally:
             self._invalidate_listing()
 
-    def _drop_table_object(self, ns, table, purge=False):
-        super()._drop_table_object(ns, table, purge)
+    def drop_table_checked(self, ns, table, purge=False):
+        super().drop_table_checked(ns, table, purge)
         self._invalidate_listing()  # the directory is gone now too
         self.history.forget([table])
 
-    def _rename_table(self, ns, table, new_ns, new_name):
+    def rename_table_entry(self, ns, table, new_ns, new_name):
         """Renames are manifest entries: the new entry, then the old one's removal
         (the shared algorithm decides the one winner).  A root table found by
         listing its ``<name>.lance`` directory is first adopted into the manifest
@@ -521,7 +521,7 @@ class DirectoryNamespace(CatalogNamespace):
             # made before HISTORY_KEY: its history is under the old object id, and goes on there
             table = replace(table, properties={**table.properties, HISTORY_KEY: history_id(table)})
         try:
-            super()._rename_table(ns, table, new_ns, new_name)
+            super().rename_table_entry(ns, table, new_ns, new_name)
         finally:
             self._invalidate_listing()
         if storage.is_within(self.root, table.location) and "/" not in self._stored(table.location):
@@ -531,13 +531,13 @@ class DirectoryNamespace(CatalogNamespace):
     def declare_table(self, request):
         if request.location is None and self.manifest is not None:
             ns, name = split_table_id(request.id)
-            if not ns and self.files.exists(self._root_dir(name)) and self._get_table(ns, name) is None:
+            if not ns and self.files.exists(self._root_dir(name)) and self.get_table_entry(ns, name) is None:
                 raise TableAlreadyExistsError(
                     f"{self._root_dir(name)!r} already holds a (deregistered) table; register it or drop its directory"
                 )
         return super().declare_table(request)
 
-    def _declared(self, ns, table):
+    def after_declare(self, ns, table):
         marker = storage.join(table.location, RESERVED)
         if self.manifest is None:
             if not self.files.write(marker, MARKER_BODY, exclusive=True):
@@ -550,17 +550,17 @@ class DirectoryNamespace(CatalogNamespace):
                 raise
         self._invalidate_listing()
 
-    def _declaring_many(self, count):
+    def bulk_declaration(self, count):
         """The marker files of a bulk declaration, written while it is planned and
         committed (:class:`.layout.MarkerWriter`)."""
         if self.manifest is None or count < 2:  # without the manifest, the marker is the table: one by one
-            return super()._declaring_many(count)
+            return super().bulk_declaration(count)
         return _BulkMarkers(self.files.marker_writer(count, MARKER_BODY), self._invalidate_listing)
 
-    def _batch_reads(self):
-        return self.manifest.one_check() if self.manifest is not None else super()._batch_reads()
+    def batch_reads(self):
+        return self.manifest.one_check() if self.manifest is not None else super().batch_reads()
 
-    def _registered(self, ns, table):
+    def after_register(self, ns, table):
         if not ns and table.location.rstrip("/") == self._root_dir(table.name):
             self.files.delete_file(storage.join(table.location, DEREGISTERED))
             if self.manifest is None:  # no entry records the owner: the directory does
@@ -579,7 +579,7 @@ class DirectoryNamespace(CatalogNamespace):
             self.manifest.delete(oids)
             raise NamespaceNotFoundError(f"namespace {to_string(ns)!r} was dropped meanwhile")
 
-    def _deregistered(self, ns, table):
+    def after_deregister(self, ns, table):
         self.history.forget([table])
         if not ns and storage.is_within(self.root, table.location) and "/" not in self._stored(table.location):
             # a root directory would be found again by listing: mark it, as pylance does
@@ -592,7 +592,7 @@ class DirectoryNamespace(CatalogNamespace):
 
 
 class _BulkMarkers:
-    """:meth:`DirectoryNamespace._declaring_many`: the tables' locations to a MarkerWriter."""
+    """:meth:`DirectoryNamespace.bulk_declaration`: the tables' locations to a MarkerWriter."""
 
     def __init__(self, writer, invalidate_listing):
         self.writer, self._invalidate_listing = writer, invalidate_listing

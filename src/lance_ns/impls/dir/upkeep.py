@@ -9,8 +9,8 @@ million tables while it ran inside them.
 
 A compaction writes its fragments without the writers' lock and commits under it, on
 top of what they did meanwhile (:meth:`Upkeep.compact`).  It works on the
-manifest's own state (its lock, loaded version and dataset objects): this module is the
-manifest's, split off to keep each a size one can read.
+manifest's state through the methods the manifest keeps for it (its writers' lock, a copy
+of the loaded version, a rewrite committed and adopted).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import contextlib
 import logging
 import threading
 
-from ...errors import ConcurrentModificationError
 from . import compaction
 
 log = logging.getLogger(__name__)
@@ -79,11 +78,9 @@ class Upkeep:
 
     def clean_up(self) -> None:
         m = self.manifest
-        with m._lock:
-            if m._ds is None:
-                return
-            ds = m._private()  # private: readers use m._ds unlocked
-        cleanup(ds, m.retain_versions)
+        ds = m.loaded_copy()  # a copy of its own: readers use the manifest's unlocked
+        if ds is not None:
+            cleanup(ds, m.retain_versions)
 
     def compact(self) -> None:
         """Merge the small fragments and rewrite those that lost many rows, then remove all
@@ -97,16 +94,15 @@ class Upkeep:
         of their rows, ~30-45 ms each)."""
         m = self.manifest
         hold = self.given_up >= GIVE_UPS
-        with m._lock if hold else contextlib.nullcontext():
-            with m._lock:
-                if m._ds is None:
-                    return
-                try:
-                    m.refresh()  # plan on the latest version
-                    ds, duplicates = m._private(), m._duplicates
-                except Exception as e:  # upkeep must never fail the write that triggered it
-                    log.info("manifest compaction of %s skipped: %s", m.uri, e)
-                    return
+        with m.writers_lock if hold else contextlib.nullcontext():
+            try:
+                base = m.compaction_base()  # plan on the latest version
+            except Exception as e:  # upkeep must never fail the write that triggered it
+                log.info("manifest compaction of %s skipped: %s", m.uri, e)
+                return
+            if base is None:
+                return
+            ds, duplicates = base
             try:
                 done = compaction.prepare(ds, m.uri, m.storage_options, duplicates)
             except Exception as e:
@@ -115,44 +111,25 @@ class Upkeep:
             if done is None:  # nothing to rewrite: the old versions go all the same
                 cleanup(ds, m.retain_versions)
                 return
-            with m._lock:
+            with m.writers_lock:
                 committed = self._commit(done)
         if committed is not None:
             cleanup(committed, m.retain_versions)
 
     def _commit(self, done: compaction.Rewrite):
-        """Commit ``done`` on top of the latest version (under the manifest's lock); the new
+        """Commit ``done`` on top of the latest version (under the writers' lock); the new
         dataset, or None when it was given up (its files removed)."""
         m = self.manifest
         try:
-            m.refresh()
-            if m._version != done.version and not done.unchanged_in(m._ds.get_fragments()):
-                raise ConcurrentModificationError("a fragment it rewrites changed since the plan")
-            base = m._private()
-            new_ds = done.commit(base)
+            new_ds, base = m.commit_rewrite(done)
         except Exception as e:  # noqa: BLE001 - the next interval compacts instead
             done.discard()
             self.given_up += 1
             log.info("manifest compaction of %s given up: %s", m.uri, e)
             return None
         self.given_up = 0
-        self._adopt(new_ds, done, base)
+        m.adopt_rewrite(new_ds, done, base)
         return new_ds
-
-    def _adopt(self, new_ds, done: compaction.Rewrite, base) -> None:
-        """After ``done`` was committed as ``new_ds`` on top of ``base``, the manifest's
-        loaded version (under its lock)."""
-        m = self.manifest
-        if m._duplicates or new_ds.version != base.version + 1:  # or another process committed in between
-            m.catch_up(new_ds)
-            return
-        # the same entries, fewer files: the rewritten rows live in the fragments written
-        m._ds, m._version = new_ds, new_ds.version
-        for key in done.replaced_files():  # a fragment's key is its first file
-            m._fragment_ids.pop(key, None)
-        for fragment_id, metadata, oids in done.placed():
-            m._fragment_ids[key := compaction.fragment_key(metadata)] = fragment_id
-            m._where.update(dict.fromkeys(oids, key))
 
 
 def cleanup(ds, retain_versions: int) -> None:

@@ -144,41 +144,41 @@ class _HiveBase(CatalogNamespace):
             raise mapped from e
 
     # -- mapping of namespace levels to metastore names (per model) ----------------------
-    def _db_name(self, ns: list[str]) -> str:
+    def database_name(self, ns: list[str]) -> str:
         """The Thrift ``dbname`` argument for a database namespace."""
         raise NotImplementedError
 
-    def _catalog_of(self, ns: list[str]) -> str | None:
+    def catalog_of(self, ns: list[str]) -> str | None:
         return None
 
     # -- databases -------------------------------------------------------------------------
     def _get_database(self, ns: list[str]) -> dict[str, str] | None:
         try:
-            db = self._call("get_database", self._db_name(ns))
+            db = self._call("get_database", self.database_name(ns))
         except NamespaceNotFoundError:
             return None
         return _db_properties(db)
 
     def _create_database(self, ns: list[str], properties: dict[str, str]) -> None:
-        self._call("create_database", _database(ns[-1], properties, self._catalog_of(ns)))
+        self._call("create_database", _database(ns[-1], properties, self.catalog_of(ns)))
 
     def _drop_database(self, ns: list[str]) -> None:
         # deleteData=False: the directory is HMS's bookkeeping, tables' data was handled by us
-        self._call("drop_database", self._db_name(ns), False, False)
+        self._call("drop_database", self.database_name(ns), False, False)
 
     # -- tables ------------------------------------------------------------------------------
-    def _list_tables(self, ns):
+    def list_table_entries(self, ns):
         if len(ns) not in self.table_depths:
             return []
-        dbname = self._db_name(ns)
+        dbname = self.database_name(ns)
         return self._tables_named(dbname, self._call("get_all_tables", dbname))
 
-    def _lance_table_page(self, ns, limit, page_token, keep=None):
+    def lance_table_page(self, ns, limit, page_token, keep=None):
         # HMS lists names cheaply and loads table objects by name: a page loads
         # only the tables it needs, not the database's every table object
         if len(ns) not in self.table_depths:
             return [], None
-        dbname = self._db_name(ns)
+        dbname = self.database_name(ns)
         names = sorted(set(self._call("get_all_tables", dbname)))
         return page_by_loading(names, limit, page_token, lambda batch: self._tables_named(dbname, batch),
                                self._listed(keep))
@@ -189,21 +189,21 @@ class _HiveBase(CatalogNamespace):
             out += [_catalog_table(t) for t in self._call("get_table_objects_by_name", dbname, names[i : i + 100])]
         return out
 
-    def _get_table(self, ns, name):
+    def get_table_entry(self, ns, name):
         _check_hive_name(name)
         try:
-            return _catalog_table(self._call("get_table", self._db_name(ns), name))
+            return _catalog_table(self._call("get_table", self.database_name(ns), name))
         except (TableNotFoundError, NamespaceNotFoundError):
             return None
 
-    def _create_table(self, ns, table):
+    def create_table_entry(self, ns, table):
         _check_hive_name(table.name)
         params = dict(table.properties)
         params["EXTERNAL"] = "TRUE"  # without it HMS makes a MANAGED_TABLE (drop would delete data)
         t = hms.Table(
             tableName=table.name,
             dbName=ns[-1],
-            catName=self._catalog_of(ns),
+            catName=self.catalog_of(ns),
             tableType=EXTERNAL_TABLE,
             parameters=params,
             partitionKeys=[],
@@ -233,12 +233,12 @@ class _HiveBase(CatalogNamespace):
             raise
         # HMS 2.3 checks existence and inserts in separate steps: two racing creates
         # can both succeed.  The table the metastore returns now decides the winner.
-        stored = self._get_table(ns, table.name)
+        stored = self.get_table_entry(ns, table.name)
         if stored is None or stored.location != _location_out(table.location):
             raise TableAlreadyExistsError(f"table {to_string(ns + [table.name])!r} already exists (created concurrently)")
 
-    def _delete_table(self, ns, name):
-        self._call("drop_table", self._db_name(ns), name, False)  # deleteData=False, always
+    def delete_table_entry(self, ns, name):
+        self._call("drop_table", self.database_name(ns), name, False)  # deleteData=False, always
 
     # -- tables the upstream implementations made (MANAGED_TABLE) -------------------------
     def is_lance(self, table):
@@ -257,7 +257,7 @@ class _HiveBase(CatalogNamespace):
         return super().deletes_data_of(ns, table, purge)
 
     # -- rename ---------------------------------------------------------------------------------
-    def _rename_table(self, ns, table, new_ns, new_name):
+    def rename_table_entry(self, ns, table, new_ns, new_name):
         """One ``alter_table`` with the new name (and database): HMS renames in one
         metastore transaction.  The storage descriptor keeps its location, and HMS
         moves no data of an EXTERNAL_TABLE; it would move a MANAGED_TABLE's directory
@@ -267,7 +267,7 @@ class _HiveBase(CatalogNamespace):
         racing renames of one table then have one winner (the others find it gone, 4),
         and a rename never lands between a managed commit's check and its alter."""
         _check_hive_name(new_name)
-        if self._catalog_of(ns) != self._catalog_of(new_ns):
+        if self.catalog_of(ns) != self.catalog_of(new_ns):
             raise InvalidInputError("the Hive metastore renames tables within one catalog only")
         if self.supports_managed_versioning:
             self._under_table_locks([(ns[-1], table.name)], lambda _: self._rename_now(ns, table, new_ns, new_name))
@@ -275,13 +275,13 @@ class _HiveBase(CatalogNamespace):
             self._rename_now(ns, table, new_ns, new_name)
 
     def _rename_now(self, ns, table, new_ns, new_name):
-        old = self._call("get_table", self._db_name(ns), table.name)
+        old = self._call("get_table", self.database_name(ns), table.name)
         if _location_out(old.sd.location) != table.location:
             raise ConcurrentModificationError(
                 f"table {to_string(ns + [table.name])!r} was replaced concurrently; not renaming the new one"
             )
         if (old.tableType or "").upper() == MANAGED_TABLE:
-            db_location = _location_out(self._call("get_database", self._db_name(ns)).locationUri) or ""
+            db_location = _location_out(self._call("get_database", self.database_name(ns)).locationUri) or ""
             if _location_out(old.sd.location).rstrip("/") == storage.join(db_location, table.name).rstrip("/"):
                 raise InvalidInputError(
                     f"table {to_string(ns + [table.name])!r} is a MANAGED_TABLE in its database's directory: "
@@ -289,20 +289,20 @@ class _HiveBase(CatalogNamespace):
                 )
         renamed = hms.Table(**{**vars(old), "tableName": new_name, "dbName": new_ns[-1]})
         try:
-            self._call("alter_table", self._db_name(ns), table.name, renamed)
+            self._call("alter_table", self.database_name(ns), table.name, renamed)
         except (InvalidInputError, InternalError):
             # HMS 2.3 checks and updates in separate steps: a rename racing another one fails
             # with InvalidOperation, InvalidObject or a MetaException; what it lost to is read
             # from the metastore's state, not from the message
-            winner = self._get_table(new_ns, new_name)
+            winner = self.get_table_entry(new_ns, new_name)
             if winner is not None and winner.location != table.location:
                 raise TableAlreadyExistsError(f"table {to_string(new_ns + [new_name])!r} already exists") from None
-            if self._get_table(ns, table.name) is None:
+            if self.get_table_entry(ns, table.name) is None:
                 raise ConcurrentModificationError(
                     f"table {to_string(ns + [table.name])!r} was renamed or dropped concurrently"
                 ) from None
             raise
-        stored = self._get_table(new_ns, new_name)
+        stored = self.get_table_entry(new_ns, new_name)
         if stored is None or stored.location != table.location:
             raise ConcurrentModificationError(
                 f"table {to_string(ns + [table.name])!r} was renamed concurrently; {to_string(new_ns + [new_name])!r} "
@@ -390,13 +390,13 @@ class _HiveBase(CatalogNamespace):
                                 "hive.txn.timeout without heartbeat", lockid, e)
                     return
 
-    def _swap_tables_properties(self, changes: list[tuple[list[str], CatalogTable, dict[str, str]]]) -> bool:
+    def swap_tables_properties(self, changes: list[tuple[list[str], CatalogTable, dict[str, str]]]) -> bool:
         """Under one lock request over every table: each compared with what the caller
         read, then altered.  The alters are separate metastore calls: if one fails, those
         already made are undone (still under the locks) and the failure raised."""
 
         def swap(lockid: int) -> bool:
-            stored = [self._call("get_table", self._db_name(ns), t.name) for ns, t, _ in changes]
+            stored = [self._call("get_table", self.database_name(ns), t.name) for ns, t, _ in changes]
             for (_, read, _), now in zip(changes, stored):
                 if dict(now.parameters or {}) != (read.properties or {}) or _location_out(now.sd.location) != read.location:
                     return False
@@ -420,7 +420,7 @@ class _HiveBase(CatalogNamespace):
         return self._under_table_locks([(ns[-1], t.name) for ns, t, _ in changes], swap)
 
     def _alter(self, ns: list[str], table: hms.Table) -> None:
-        self._call("alter_table_with_environment_context", self._db_name(ns), table.tableName, table, NO_STATS)
+        self._call("alter_table_with_environment_context", self.database_name(ns), table.tableName, table, NO_STATS)
 
 
 class Hive2Namespace(_HiveBase):
@@ -430,19 +430,19 @@ class Hive2Namespace(_HiveBase):
     table_depths = (1,)
     creatable_depths = (1,)
 
-    def _db_name(self, ns):
+    def database_name(self, ns):
         return _check_hive_name(ns[0])
 
-    def _get_namespace(self, ns):
+    def get_namespace_entry(self, ns):
         return self._get_database(ns)
 
-    def _list_namespaces(self, parent):
+    def list_namespace_names(self, parent):
         return self._call("get_all_databases")
 
-    def _create_namespace(self, ns, properties):
+    def create_namespace_entry(self, ns, properties):
         self._create_database(ns, properties)
 
-    def _drop_namespace(self, ns):
+    def delete_namespace_entry(self, ns):
         self._drop_database(ns)
 
     def namespace_properties_in(self, properties):
@@ -474,10 +474,10 @@ class Hive3Namespace(_HiveBase):
                         self._has_catalogs = False
         return self._has_catalogs
 
-    def _catalog_of(self, ns):
+    def catalog_of(self, ns):
         return _check_hive_name(ns[0]) if self.has_catalogs else None
 
-    def _db_name(self, ns):
+    def database_name(self, ns):
         cat, db = _check_hive_name(ns[0]), _check_hive_name(ns[1])
         if self.has_catalogs:
             # Hive 3 carries the catalog inside the dbname of the classic calls:
@@ -509,14 +509,14 @@ class Hive3Namespace(_HiveBase):
             props["catalog.location-uri"] = _location_out(cat.locationUri)
         return props
 
-    def _get_namespace(self, ns):
+    def get_namespace_entry(self, ns):
         if len(ns) == 1:
             return self._get_catalog(ns[0])
         # with the catalog API, get_database("@cat#db") of a missing catalog is
-        # NoSuchObject itself; without it, _db_name refuses other catalogs
+        # NoSuchObject itself; without it, database_name refuses other catalogs
         return self._get_database(ns)
 
-    def _list_namespaces(self, parent):
+    def list_namespace_names(self, parent):
         if not parent:
             if not self.has_catalogs:
                 return [DEFAULT_CATALOG]
@@ -528,9 +528,9 @@ class Hive3Namespace(_HiveBase):
         return self._call("get_all_databases")
 
     def namespace_properties_in(self, properties):
-        return dict(properties or {})  # split per level in _create_namespace
+        return dict(properties or {})  # split per level in create_namespace_entry
 
-    def _create_namespace(self, ns, properties):
+    def create_namespace_entry(self, ns, properties):
         if len(ns) == 2:
             self._create_database(ns, _db_properties_in(properties))
             return
@@ -548,7 +548,7 @@ class Hive3Namespace(_HiveBase):
         )
         self._call("create_catalog", hms.CreateCatalogRequest(catalog=cat))
 
-    def _drop_namespace(self, ns):
+    def delete_namespace_entry(self, ns):
         if len(ns) == 2:
             self._drop_database(ns)
             return
@@ -563,11 +563,11 @@ class Hive3Namespace(_HiveBase):
             self._call("alter_catalog", hms.AlterCatalogRequest(name=ns[0], newCat=cat))
         self._call("drop_catalog", hms.DropCatalogRequest(name=ns[0]))
 
-    def _create_table(self, ns, table):
-        self._db_name(ns)  # checks the catalog level on a catalog-less metastore
-        super()._create_table(ns, table)
+    def create_table_entry(self, ns, table):
+        self.database_name(ns)  # checks the catalog level on a catalog-less metastore
+        super().create_table_entry(ns, table)
 
-    def _drop_checked(self, ns, behavior, purge=False):
+    def drop_namespace_checked(self, ns, behavior, purge=False):
         # Catalog drops differ from the shared algorithm in two ways, decided
         # before anything is dropped (a Cascade must never empty the metastore
         # and then fail):
@@ -577,21 +577,21 @@ class Hive3Namespace(_HiveBase):
         #   the catalog when it holds no tables, so it does not make the
         #   catalog "not empty".
         if len(ns) != 1:
-            return super()._drop_checked(ns, behavior, purge)
+            return super().drop_namespace_checked(ns, behavior, purge)
         if not self.has_catalogs:
             raise self._no_catalog_api(f"drop catalog {ns[0]!r}")
         if ns[0] == DEFAULT_CATALOG:
             raise InvalidInputError(f"the default catalog {DEFAULT_CATALOG!r} cannot be dropped")
         if behavior is DropBehavior.CASCADE:
-            return super()._drop_checked(ns, behavior, purge)
-        dbs = [d for d in self._list_namespaces(ns) if d != "default"]
-        default_tables = list(self._list_tables(ns + ["default"])) if self._get_database(ns + ["default"]) is not None else []
+            return super().drop_namespace_checked(ns, behavior, purge)
+        dbs = [d for d in self.list_namespace_names(ns) if d != "default"]
+        default_tables = list(self.list_table_entries(ns + ["default"])) if self._get_database(ns + ["default"]) is not None else []
         if dbs or default_tables:
             raise NamespaceNotEmptyError(
                 f"catalog {ns[0]!r} is not empty ({len(dbs)} databases besides 'default', "
                 f"{len(default_tables)} tables in 'default')"
             )
-        self._drop_namespace(ns)
+        self.delete_namespace_entry(ns)
 
 
 # -- object mapping ------------------------------------------------------------------------

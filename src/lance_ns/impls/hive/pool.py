@@ -90,7 +90,9 @@ class ClientPool:
 
     # A class, not @contextmanager: the generated Thrift exceptions are
     # immutable and contextlib would try to set their __traceback__.
-    def _acquire(self) -> _Connection:
+    def acquire(self) -> _Connection:
+        """A connection of this caller's own, each paired with one :meth:`release` (what
+        :meth:`client`'s lease does)."""
         if not self._slots.acquire(timeout=self._wait):
             raise ServiceUnavailableError(
                 f"no free metastore connection within {self._wait:g}s (client.pool-size={self.size})"
@@ -101,10 +103,11 @@ class ClientPool:
         try:
             return self._checkout()
         except BaseException:
-            self._release(None)
+            self.release(None)
             raise
 
-    def _release(self, conn: _Connection | None) -> None:
+    def release(self, conn: _Connection | None) -> None:
+        """Give back an acquired connection (None: it was broken and closed)."""
         if conn is not None:
             self._idle.put(conn)
         with self._lock:
@@ -138,7 +141,7 @@ class _Lease:
         self.conn: _Connection | None = None
 
     def __enter__(self):
-        self.conn = self.pool._acquire()
+        self.conn = self.pool.acquire()
         return self.conn.client
 
     def __exit__(self, exc_type, exc, tb):
@@ -149,7 +152,7 @@ class _Lease:
             # interrupt mid-call) it is broken or out of step: never reuse it.
             conn.close()
             conn = None
-        self.pool._release(conn)
+        self.pool.release(conn)
         return False
 
 
