@@ -53,7 +53,7 @@ DEFAULT_BACKENDS = "hive2,glue,unity,iceberg-ref"
 def unity_with_real_page_size(tmp: Path):
     """The Unity double with a page cap of 50 (the suite's cap of 4 exercises paging loops)."""
     from tests.conformance.backends import Ctx
-    from tests.servers.unity import unity_server
+    from tests.services.unity import unity_server
 
     with unity_server(page_size=50, catalogs=("bench",)) as unity:
         ns = lance_ns.connect("unity", {"endpoint": unity.endpoint, "root": str(tmp / "root")})

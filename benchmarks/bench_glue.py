@@ -17,13 +17,13 @@ import sys
 import uuid
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.servers.moto
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.services.moto
 
 import boto3  # noqa: E402
 
 import lance_ns  # noqa: E402
 from common import median_time  # noqa: E402
-from tests.servers.moto import ACCOUNT_ID, REGION, client_kwargs, moto_server  # noqa: E402
+from tests.services.moto import ACCOUNT_ID, REGION, client_kwargs, moto_server  # noqa: E402
 
 
 def count_calls(client, fn) -> int:

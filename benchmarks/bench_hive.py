@@ -20,7 +20,7 @@ import tempfile
 import uuid
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.servers.hms
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.services.hms
 
 import lance_ns  # noqa: E402
 from common import timed_pair  # noqa: E402
@@ -34,7 +34,7 @@ def main() -> None:
     ap.add_argument("--tables", type=int, default=10, help="tables in the listed database")
     args = ap.parse_args()
 
-    from tests.servers.hms import HiveMetastore
+    from tests.services.hms import HiveMetastore
 
     server = None
     uri = args.uri

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import lance_ns  # noqa: E402
 from tests.conformance.backends.iceberg import client_properties  # noqa: E402
-from tests.servers.seaweedfs import seaweedfs_server  # noqa: E402
+from tests.services.seaweedfs import seaweedfs_server  # noqa: E402
 
 
 def main() -> None:

@@ -145,7 +145,7 @@ def measure(sides: dict, rounds: int, tag: str, restore: tuple = ()) -> dict:
     import pyarrow as pa
 
     from lance_ns.impls.dir import manifest
-    from lance_ns.tables import table_to_ipc_stream
+    from lance_ns.datasets import table_to_ipc_stream
 
     one_row = table_to_ipc_stream(pa.table({"id": pa.array([1], pa.int64())}))
     os.sync()  # (after grow(), which waits for its upkeep) the growth's writeback is not a later call's cost

@@ -45,7 +45,7 @@ the same rows:
 * sum(x), count(*): ``SELECT sum(x) / count(*) FROM t``;
 * filter: ``SELECT * FROM t WHERE id >= N/2 AND id < N/2 + 100`` (100 rows).
 
-lance-spark 0.4.0 exists here only for Spark 3.5 (tests/servers/lance_spark.py:
+lance-spark 0.4.0 exists here only for Spark 3.5 (tests/services/lance_spark.py:
 Maven serves no Spark 4 build), and our pyspark is 4.x, so it runs in a
 Spark 3.5 process of its own in a venv made like the interop test's
 (``spark_ops.py`` as a long-lived worker: its start-up is not timed, it times
@@ -195,19 +195,19 @@ class Worker:
 def start_lance_spark(args, scratch: Path, stack) -> tuple[Worker, dict[str, str]]:
     """lance-spark's side of the catalog comparison, in a Spark 3.5 process of its own (see
     the module docstring): its venv and class path as tests/interop/test_lance_spark.py gets
-    them (tests/servers/lance_spark.py), our server for ``impl=rest``.  Answers the worker and
+    them (tests/services/lance_spark.py), our server for ``impl=rest``.  Answers the worker and
     {system name: its name there}."""
     import sys
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.servers
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.services
     from lance_ns.spark.session import DEFAULT_CONF
-    from tests.servers.lance_spark import CATALOG_CLASS, job_env, make_python, resolve_classpath, serve_dir
+    from tests.services.lance_spark import CATALOG_CLASS, job_env, make_python, resolve_classpath, serve_dir
 
     home = scratch / "lance-spark"
     home.mkdir()
     python = make_python(home / "venv")
     conf = {
-        # its jars before Spark's own (tests/servers/lance_spark.py)
+        # its jars before Spark's own (tests/services/lance_spark.py)
         "spark.driver.extraClassPath": resolve_classpath(),
         # the JVM flags our sessions run with (ParallelGC, Arrow's checks off): the same JVM
         "spark.driver.extraJavaOptions": DEFAULT_CONF["spark.driver.extraJavaOptions"],
@@ -269,8 +269,8 @@ def start_cluster(args) -> dict[str, str]:
     import atexit
     import sys
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.servers.spark_cluster
-    from tests.servers.spark_cluster import SparkStandalone
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.services.spark_cluster
+    from tests.services.spark_cluster import SparkStandalone
 
     workdir = Path(tempfile.mkdtemp(prefix="bench-spark-cluster-"))
     cluster = SparkStandalone(workdir, workers=2, worker_memory="2g").start()
@@ -416,7 +416,7 @@ def main() -> None:
             layouts["ours"] = _lance_layout(scratch / "lake")
             remote = {}
             if args.lance_spark:
-                from tests.servers.lance_spark import ARTIFACT, VERSION
+                from tests.services.lance_spark import ARTIFACT, VERSION
 
                 worker, remote = start_lance_spark(args, scratch, stack)
                 versions["lance-spark"] = f"Spark {worker.ready['spark']}, org.lance:{ARTIFACT}:{VERSION}"

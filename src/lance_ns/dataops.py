@@ -43,7 +43,7 @@ from lance_namespace import (
 )
 from lance_namespace_urllib3_client.models import IndexContent, TableVersion, TagContents
 
-from . import detail, storage, tables
+from . import detail, storage, datasets
 from .errors import (
     ConcurrentModificationError,
     InvalidInputError,
@@ -232,7 +232,7 @@ class DataOperations:
     def _managed_dataset(self, table_id, location: str, opts: dict, version=None, tag=None):
         import lance
 
-        with tables.translated(location):
+        with datasets.translated(location):
             ds = lance.dataset(namespace_client=self.ns, table_id=list(table_id), version=version,
                                storage_options=opts or None)
         return detail.checkout(ds, location, None, tag)
@@ -240,7 +240,7 @@ class DataOperations:
     def _write(self, data, location: str, opts: dict, mode: str, table_id=None, managed: bool = False):
         import lance
 
-        with tables.translated(location):
+        with datasets.translated(location):
             if managed:
                 return lance.write_dataset(data, namespace_client=self.ns, table_id=list(table_id), mode=mode,
                                            storage_options=opts or None)
@@ -271,7 +271,7 @@ class DataOperations:
             if storage.is_unreachable(e):  # nothing can have been written, nor be asked again
                 raise storage.unreachable_error(e, location) from e
             if storage.lance_version(location, opts) is None:
-                raise tables.translate(e, location) from e  # no winner: a genuine failure
+                raise datasets.translate(e, location) from e  # no winner: a genuine failure
             storage.remove_data_files(location, opts, fragments)
             raise _Taken(location) from e
 
@@ -298,7 +298,7 @@ class DataOperations:
         atomic (one winner), and so is the first commit (see _first_version),
         which settles a declared table being created by several clients.  A
         loser answers TableAlreadyExists (5) and never undoes what is not its own."""
-        data = tables.ipc_to_table(request_data, self.ns.limits.max_decoded_bytes)
+        data = datasets.ipc_to_table(request_data, self.ns.limits.max_decoded_bytes)
         mode = WriteMode.parse(request.mode, WriteMode.CREATE)
         if mode is WriteMode.APPEND:
             raise InvalidInputError("CreateTable mode must be Create, ExistOk or Overwrite")
@@ -395,13 +395,13 @@ class DataOperations:
         return CreateTableResponse(location=location, version=ds.version, storage_options=opts or None)
 
     def insert_into_table(self, request, request_data: bytes):
-        data = tables.ipc_to_table(request_data, self.ns.limits.max_decoded_bytes)
+        data = datasets.ipc_to_table(request_data, self.ns.limits.max_decoded_bytes)
         mode = WriteMode.parse(request.mode, WriteMode.APPEND)
         if mode not in (WriteMode.APPEND, WriteMode.OVERWRITE):
             raise InvalidInputError("InsertIntoTable mode must be Append or Overwrite")
         if request.branch:  # a branch exists only on a table with data: no first version to settle
             ds, location = self.dataset(request)
-            with tables.translated(location):
+            with datasets.translated(location):
                 ds = lance_write(data, ds, mode.value)
             return InsertIntoTableResponse(num_inserted_rows=data.num_rows, version=ds.version)
         location, opts, resp = self._described(request.id, check_declared=True)
@@ -420,13 +420,13 @@ class DataOperations:
         return InsertIntoTableResponse(num_inserted_rows=data.num_rows, version=ds.version)
 
     def merge_insert_into_table(self, request, request_data: bytes):
-        data = tables.ipc_to_table(request_data, self.ns.limits.max_decoded_bytes)
+        data = datasets.ipc_to_table(request_data, self.ns.limits.max_decoded_bytes)
         if request.timeout:
             _duration(request.timeout)  # refused before anything is written
         if not request.on:
             raise InvalidInputError("MergeInsertIntoTable needs 'on' columns")
         ds, location = self.dataset(request)
-        with tables.translated(location):
+        with datasets.translated(location):
             builder = ds.merge_insert(list(request.on))
             if request.when_matched_update_all:
                 builder = builder.when_matched_update_all(request.when_matched_update_all_filt or None)
@@ -454,7 +454,7 @@ class DataOperations:
         if request.properties:  # refused before any row changes, never silently dropped
             raise UnsupportedOperationError("UpdateTable cannot store table properties in this namespace")
         ds, location = self.dataset(request)
-        with tables.translated(location):
+        with datasets.translated(location):
             result = ds.update({col: expr for col, expr in request.updates}, where=request.predicate or None)
         return UpdateTableResponse(updated_rows=int(result.get("num_rows_updated", 0)), version=ds.version)
 
@@ -462,20 +462,20 @@ class DataOperations:
         if not request.predicate:
             raise InvalidInputError("DeleteFromTable needs a predicate")
         ds, location = self.dataset(request)
-        with tables.translated(location):
+        with datasets.translated(location):
             ds.delete(request.predicate)
         return DeleteFromTableResponse(version=ds.version)
 
     def count_table_rows(self, request):
         ds, location = self.dataset(request, request.version)
-        with tables.translated(location):
+        with datasets.translated(location):
             return CountTableRowsResponse(count=ds.count_rows(filter=request.predicate or None))
 
     def query_table(self, request):
         ds, location = self.dataset(request, request.version)
-        with tables.translated(location):
+        with datasets.translated(location):
             result = ds.to_table(**scan_arguments(ds, request))
-        return QueryTableResponse(data=tables.table_to_ipc_file(result))
+        return QueryTableResponse(data=datasets.table_to_ipc_file(result))
 
 
     # -- indices ---------------------------------------------------------------------------
@@ -493,7 +493,7 @@ class DataOperations:
         name = request.name or f"{request.column}_idx"
         if any(i.name == name for i in ds.describe_indices()):
             raise TableIndexAlreadyExistsError(f"index {name!r} already exists")
-        with tables.translated(location):
+        with datasets.translated(location):
             if kind in _SCALAR_INDEXES or kind == "SCALAR":
                 params = _given(request, _FTS_PARAMS) if kind in ("INVERTED", "FTS") else {}
                 ds.create_scalar_index(request.column, "BTREE" if kind == "SCALAR" else kind, name=name, **params)
@@ -507,7 +507,7 @@ class DataOperations:
 
     def list_table_indices(self, request):
         ds, location = self.dataset(request, request.version)
-        with tables.translated(location):
+        with datasets.translated(location):
             described = sorted(ds.describe_indices(), key=lambda d: d.name)
             listed = {i["name"]: i for i in ds.list_indices()}
         names = [d.name for d in described]
@@ -542,14 +542,14 @@ class DataOperations:
     def drop_table_index(self, request):
         ds, location = self.dataset(request)
         name = self._require_index(ds, request.index_name)
-        with tables.translated(location):
+        with datasets.translated(location):
             ds.drop_index(name)
         return DropTableIndexResponse()
 
     def describe_table_index_stats(self, request):
         ds, location = self.dataset(request, request.version)
         name = self._require_index(ds, request.index_name)
-        with tables.translated(location):
+        with datasets.translated(location):
             stats = ds.stats.index_stats(name)
         metric = None
         for idx in stats.get("indices", []):
@@ -575,14 +575,14 @@ class DataOperations:
 
     def list_table_versions(self, request):
         ds, location = self.dataset(request)
-        with tables.translated(location):
+        with datasets.translated(location):
             versions = ds.versions()
         page, token = version_page(versions, request)
         return ListTableVersionsResponse(versions=[self._version_model(v) for v in page], page_token=token)
 
     def describe_table_version(self, request):
         ds, location = self.dataset(request)
-        with tables.translated(location):
+        with datasets.translated(location):
             versions = ds.versions()
         wanted = request.version if request.version is not None else ds.version
         for v in versions:
@@ -592,7 +592,7 @@ class DataOperations:
 
     def restore_table(self, request):
         ds, location = self.dataset(request, request.version)
-        with tables.translated(location):
+        with datasets.translated(location):
             ds.restore()
         return RestoreTableResponse()
 
@@ -600,7 +600,7 @@ class DataOperations:
         """A page of a table's named references (tags, branches): ``read(ds)`` gives
         name -> pylance's dict, ``build`` makes each the response's model."""
         ds, location = self.dataset(request)
-        with tables.translated(location):
+        with datasets.translated(location):
             named = read(ds)
         page, token = paginate(sorted(named), request.limit, request.page_token)
         return {name: build(named[name]) for name in page}, token
@@ -615,7 +615,7 @@ class DataOperations:
         ds, location = self.dataset(request)
         if not request.tag:
             raise InvalidInputError("tag is required")
-        with tables.translated(location):
+        with datasets.translated(location):
             exists = request.tag in ds.tags.list()
         if must_exist and not exists:
             raise TableTagNotFoundError(f"tag {request.tag!r} does not exist")
@@ -630,24 +630,24 @@ class DataOperations:
     def create_table_tag(self, request):
         ds, location = self._tags(request, must_exist=False)
         self._check_version(ds, request.version)
-        with tables.translated(location):
+        with datasets.translated(location):
             ds.tags.create(request.tag, request.version)
         return CreateTableTagResponse()
 
     def delete_table_tag(self, request):
         ds, location = self._tags(request, must_exist=True)
-        with tables.translated(location):
+        with datasets.translated(location):
             ds.tags.delete(request.tag)
         return DeleteTableTagResponse()
 
     def update_table_tag(self, request):
         ds, location = self._tags(request, must_exist=True)
         self._check_version(ds, request.version)
-        with tables.translated(location):
+        with datasets.translated(location):
             ds.tags.update(request.tag, request.version)
         return UpdateTableTagResponse()
 
     def get_table_tag_version(self, request):
         ds, location = self._tags(request, must_exist=True)
-        with tables.translated(location):
+        with datasets.translated(location):
             return GetTableTagVersionResponse(version=int(ds.tags.get_version(request.tag)))

@@ -340,7 +340,7 @@ def delete_location(location: str, storage_options: dict[str, str] | None = None
 #: left in a dropped table's directory so that no later table of the same name reuses it
 DROPPED_MARKER = ".lance-dropped"
 #: the table property recording whether lance-ns owns a table's data (a drop deletes only
-#: owned data): see lance_ns.catalog.table, where the rules on it live
+#: owned data): see lance_ns.catalog.entry, where the rules on it live
 OWNED_KEY = "lance_ns.owned"
 
 

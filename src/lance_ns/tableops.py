@@ -42,7 +42,7 @@ from lance_namespace_urllib3_client.models import (
     FragmentSummary,
 )
 
-from . import detail, tables
+from . import detail, datasets
 from .dataops import scan_arguments
 from .detail import json_to_arrow_type
 from .errors import (
@@ -181,7 +181,7 @@ class TableOperations:
             raise InvalidInputError(
                 "expression columns and computed columns are two kinds of Lance commit: send them in separate requests"
             )
-        with tables.translated(location):
+        with datasets.translated(location):
             if expressions:
                 ds.add_columns(expressions)
             else:
@@ -228,7 +228,7 @@ class TableOperations:
         ds, location = self.data.dataset(request)
         for change in changes:
             _field_at(ds.schema, change["path"])
-        with tables.translated(location):
+        with datasets.translated(location):
             ds.alter_columns(*changes)
         self._evolved(request, ds)
         return AlterTableAlterColumnsResponse(version=ds.version)
@@ -239,7 +239,7 @@ class TableOperations:
         ds, location = self.data.dataset(request)
         for path in request.columns:
             _field_at(ds.schema, path)
-        with tables.translated(location):
+        with datasets.translated(location):
             ds.drop_columns(list(request.columns))
         self._evolved(request, ds)
         return AlterTableDropColumnsResponse(version=ds.version, transaction_id=_transaction_id(ds))
@@ -271,7 +271,7 @@ class TableOperations:
         binding = _metadata_of(_field_at(ds.schema, request.column)).get(COMPUTED_BINDING_KEY)
         if binding is None:
             raise InvalidInputError(f"column {request.column!r} is not a computed column (no binding to backfill from)")
-        with tables.translated(location):
+        with datasets.translated(location):
             ds.update({request.column: binding}, where=request.where or None)
         return AlterTableBackfillColumnsResponse(job_id=_transaction_id(ds) or f"version-{ds.version}")
 
@@ -282,7 +282,7 @@ class TableOperations:
         if request.metadata is None:
             raise InvalidInputError("metadata is required (an empty map clears the schema metadata)")
         ds, location = self.data.dataset(request)
-        with tables.translated(location):
+        with datasets.translated(location):
             result = ds.update_schema_metadata(dict(request.metadata), replace=True)
         return UpdateTableSchemaMetadataResponse(metadata=dict(result), transaction_id=_transaction_id(ds))
 
@@ -304,7 +304,7 @@ class TableOperations:
                 else:
                     merged[key] = value
             result[entry.path] = merged
-        with tables.translated(location):
+        with datasets.translated(location):
             ds.update_field_metadata(result, replace=True)
         return UpdateFieldMetadataResponse(version=ds.version, fields=result)
 
@@ -313,7 +313,7 @@ class TableOperations:
         """Rows, data file bytes, indices and the fragment-length distribution
         (live rows per fragment; "small" = under Lance's compaction target)."""
         ds, location = self.data.dataset(request)
-        with tables.translated(location):
+        with datasets.translated(location):
             fragments = ds.get_fragments()
             lengths = [f.count_rows() for f in fragments]
             total_bytes = sum(int(df.file_size_bytes or 0) for f in fragments for df in f.metadata.files)
@@ -336,7 +336,7 @@ class TableOperations:
         if problem or request.name == MAIN_BRANCH:
             raise InvalidInputError(f"invalid branch name {request.name!r}: {problem or 'main is the default branch'}")
         ds, location = self.data.dataset(request)
-        with tables.translated(location):
+        with datasets.translated(location):
             branches = ds.branches.list()
         if request.name in branches:
             raise TableBranchAlreadyExistsError(f"branch {request.name!r} already exists")
@@ -346,7 +346,7 @@ class TableOperations:
         # the source must exist at that version before Lance copies anything
         detail.checkout(ds, location, request.from_version, branch=source)
         try:
-            with tables.translated(location):
+            with datasets.translated(location):
                 ds.create_branch(request.name, (source, request.from_version))
         except Exception:
             if request.name in ds.branches.list():  # a racing create won
@@ -366,7 +366,7 @@ class TableOperations:
 
     def delete_table_branch(self, request):
         ds, location = self.data.dataset(request)
-        with tables.translated(location):
+        with datasets.translated(location):
             if request.name not in ds.branches.list():
                 raise TableBranchNotFoundError(f"branch {request.name!r} does not exist")
             ds.branches.delete(request.name)
@@ -382,13 +382,13 @@ class TableOperations:
             raise InvalidInputError("query.branch and branch differ")
         scan = query.model_copy(update={"id": request.id, "branch": request.branch or query.branch})
         ds, location = self.data.dataset(scan, scan.version)
-        with tables.translated(location):
+        with datasets.translated(location):
             return ds.scanner(**scan_arguments(ds, scan)).explain_plan(bool(request.verbose))
 
     def analyze_table_query_plan(self, request) -> str:
         """The plan run once, with its metrics (rows, bytes, time per operator)."""
         ds, location = self.data.dataset(request, request.version)
-        with tables.translated(location):
+        with datasets.translated(location):
             return ds.scanner(**scan_arguments(ds, request)).analyze_plan()
 
     # -- transactions -------------------------------------------------------------------------
@@ -447,7 +447,7 @@ class TableOperations:
         table_id, wanted = ident[:-1], ident[-1]
         location, opts = self.data.where(table_id)
         ds = detail.open_dataset(location, opts)
-        with tables.translated(location):
+        with datasets.translated(location):
             for version in range(ds.version, 0, -1):
                 try:
                     tx = ds.read_transaction(version)

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pytest
 from lance_namespace import LanceNamespaceError
 
-from lance_ns.tables import table_to_ipc_stream
+from lance_ns.datasets import table_to_ipc_stream
 
 THREADS = int(os.environ.get("LANCE_NS_RACE_THREADS", "6"))
 ROUNDS = os.environ.get("LANCE_NS_RACE_ROUNDS")

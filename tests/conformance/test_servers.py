@@ -25,9 +25,9 @@ import pytest
 from lance_namespace import LanceNamespaceError
 
 import lance_ns
-from lance_ns.tables import table_to_ipc_stream
-from tests.servers.moto import moto_bucket
-from tests.servers.seaweedfs import seaweedfs_server
+from lance_ns.datasets import table_to_ipc_stream
+from tests.services.moto import moto_bucket
+from tests.services.seaweedfs import seaweedfs_server
 
 from .backends.servers import servers_over
 from .test_concurrency import rows

@@ -31,7 +31,7 @@ import pytest
 
 import lance_ns
 from lance_ns.server import run_server_in_thread
-from tests.servers.nowhere import Nowhere
+from tests.services.nowhere import Nowhere
 
 #: seconds a data operation may take to answer 17 (object_store's retries of a refused
 #: connection; configurable through the storage options client_max_retries,

@@ -74,7 +74,7 @@ def test_every_namespace_is_a_context_manager_that_closes(tmp_path):
 def test_purge_is_asked_for_by_the_request_context():
     from lance_namespace import DropNamespaceRequest, DropTableRequest
 
-    from lance_ns.catalog.table import purge_requested
+    from lance_ns.catalog.entry import purge_requested
 
     assert not purge_requested(DropTableRequest(id=["t"]))
     assert not purge_requested(DropTableRequest(id=["t"], context={"purge": "false"}))

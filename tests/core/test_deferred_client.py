@@ -62,7 +62,7 @@ import lance
 import pyarrow as pa
 import lance_namespace_urllib3_client as gen
 from lance_ns.server import run_server_in_thread
-from lance_ns.tables import table_to_ipc_stream
+from lance_ns.datasets import table_to_ipc_stream
 
 ns = lance_ns.connect("dir", {"root": sys.argv[1]})
 with run_server_in_thread(ns) as srv:

@@ -9,7 +9,7 @@ import pytest
 
 import lance_ns
 from lance_ns.impls.dir.manifest import NAMESPACE, TABLE, Entry, Exists, Manifest
-from tests.servers.moto import moto_bucket
+from tests.services.moto import moto_bucket
 
 from .conftest import code, ipc, sample
 

@@ -23,7 +23,7 @@ import pytest
 import lance_ns
 from lance_ns.impls.dir import compaction
 from lance_ns.impls.dir import manifest as manifest_module
-from lance_ns.tables import table_to_ipc_stream
+from lance_ns.datasets import table_to_ipc_stream
 
 pytestmark = pytest.mark.slow
 

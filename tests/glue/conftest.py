@@ -7,7 +7,7 @@ import uuid
 import boto3
 import pytest
 
-from tests.servers.moto import ACCOUNT_ID, REGION, client_kwargs, moto_server, s3_storage_options
+from tests.services.moto import ACCOUNT_ID, REGION, client_kwargs, moto_server, s3_storage_options
 
 BUCKET = "lance-glue-tests"
 

@@ -12,7 +12,7 @@ import pytest
 
 import lance_ns
 from lance_ns.impls import glue as glue_impl
-from tests.servers.moto import REGION, no_ambient_aws_credentials
+from tests.services.moto import REGION, no_ambient_aws_credentials
 
 ROLE = "arn:aws:iam::123456789012:role/lance-reader"
 

@@ -11,7 +11,7 @@ import lance
 import pyarrow as pa
 
 import lance_ns
-from tests.servers.moto import client_kwargs
+from tests.services.moto import client_kwargs
 
 from .conftest import BUCKET, code_of
 

@@ -67,7 +67,7 @@ def test_a_commit_is_conditioned_on_the_version_id_read_and_a_lost_race_is_code_
 
 def test_the_swap_primitive_reports_won_and_lost():
     ns = connect()
-    table = lance_ns.catalog.table.CatalogTable(name="t", location=LOCATION, properties=dict(PARAMS), kind="EXTERNAL_TABLE",
+    table = lance_ns.catalog.entry.CatalogTable(name="t", location=LOCATION, properties=dict(PARAMS), kind="EXTERNAL_TABLE",
                                           token="5")
     with Stubber(ns.glue) as stub:
         for error in (None, "ConcurrentModificationException"):
@@ -113,7 +113,7 @@ def test_the_version_id_probe_decides_whether_managed_tables_are_held(monkeypatc
         stub.assert_no_pending_responses()
         assert ns.supports_managed_versioning is honoured  # probed once per endpoint and process
     if not honoured:  # a commit to a managed table made before (or elsewhere) is refused, not lost
-        table = lance_ns.catalog.table.CatalogTable(name="t", location=LOCATION, properties=dict(PARAMS),
+        table = lance_ns.catalog.entry.CatalogTable(name="t", location=LOCATION, properties=dict(PARAMS),
                                                     kind="EXTERNAL_TABLE", token="5")
         with pytest.raises(LanceNamespaceError) as e:
             ns.swap_table_properties(["db"], table, {"x": "y"})

@@ -1,5 +1,5 @@
 """Fixtures of the Hive backend tests: the shared real metastore (started once
-per test process, see tests/servers/hms.py), a raw Thrift client to it, and a
+per test process, see tests/services/hms.py), a raw Thrift client to it, and a
 fresh database name per test."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from thrift.protocol import TBinaryProtocol
 from thrift.transport import TSocket, TTransport
 
 import lance_ns
-from tests.servers.hms import shared_metastore
+from tests.services.hms import shared_metastore
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,7 @@
 """An in-process Hive 3 metastore double at the Thrift level.
 
 tests/hive/test_hive3_catalogs.py runs its checks against the real Hive
-Metastore 3.1 (tests/servers/hms3.py, jars from Maven Central) and against
+Metastore 3.1 (tests/services/hms3.py, jars from Maven Central) and against
 this double, which keeps them runnable without a JVM or Maven (``make
 test-fast``): a real Thrift server
 (``thrift.server.TServer``, binary protocol over TCP on 127.0.0.1) using the

@@ -16,7 +16,7 @@ import pytest
 from lance_namespace import LanceNamespaceError
 
 import lance_ns
-from tests.servers.hms import HiveMetastore
+from tests.services.hms import HiveMetastore
 
 
 def test_metastore_outage_is_17_and_recovery_loses_nothing(metastore, db_name, tmp_path):

@@ -2,7 +2,7 @@
 
 Each test runs twice:
 
-* ``hms3``: the real Hive Metastore 3.1.3 (tests/servers/hms3.py, fetched from Maven
+* ``hms3``: the real Hive Metastore 3.1.3 (tests/services/hms3.py, fetched from Maven
   Central), shared by the test process; what a test made (catalogs, databases of the
   default catalog, tables of ``hive.default``) is dropped after it, so the tests see
   the server as they found it.
@@ -107,7 +107,7 @@ def server(request, tmp_path, calls):
         with Hive3Double(str(tmp_path / "wh")) as d:
             yield DoubleView(d, calls)
         return
-    from tests.servers.hms3 import shared_hms3
+    from tests.services.hms3 import shared_hms3
 
     hms3 = shared_hms3()
     client, transport = raw_client(hms3.host, hms3.port)

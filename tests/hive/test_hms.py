@@ -1,4 +1,4 @@
-"""Hive backend behaviour against the REAL Hive Metastore 2.3.10 (tests/servers/hms.py):
+"""Hive backend behaviour against the REAL Hive Metastore 2.3.10 (tests/services/hms.py):
 table objects as HMS stores them, non-Lance tables, database properties,
 names, the connection pool, the hive3 degraded mode, and S3 locations."""
 
@@ -302,7 +302,7 @@ def test_pool_size_is_respected_under_16_threads(metastore, db, tmp_path):
 
 
 def test_unreachable_metastore_is_service_unavailable(tmp_path):
-    from tests.servers.hms import free_port
+    from tests.services.hms import free_port
 
     ns = lance_ns.connect("hive2", {"uri": f"thrift://127.0.0.1:{free_port()}", "client.connect-timeout-ms": "2000"})
     t0 = time.monotonic()
@@ -312,7 +312,7 @@ def test_unreachable_metastore_is_service_unavailable(tmp_path):
 
 
 def test_second_metastore_uri_is_used_when_the_first_is_down(metastore):
-    from tests.servers.hms import free_port
+    from tests.services.hms import free_port
 
     ns = lance_ns.connect("hive2", {"uri": f"thrift://127.0.0.1:{free_port()},{metastore.uri}"})
     assert "default" in ns.list_namespaces({"id": []}).namespaces
@@ -379,8 +379,8 @@ def test_hive3_degrades_to_the_single_default_catalog(metastore, raw, db, tmp_pa
 def test_s3_locations_end_to_end(metastore, raw, db_name):
     import boto3
 
-    from tests.servers.hms import S3_BUCKETS
-    from tests.servers.moto import client_kwargs, s3_storage_options, shared_endpoint
+    from tests.services.hms import S3_BUCKETS
+    from tests.services.moto import client_kwargs, s3_storage_options, shared_endpoint
 
     endpoint = shared_endpoint()
     bucket = S3_BUCKETS[0]

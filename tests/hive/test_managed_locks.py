@@ -10,8 +10,8 @@ several tables are locked and committed together (an alter failing midway is
 undone), concurrent appenders lose nothing, and a metastore without the
 transaction tables refuses managed mode with code 0 and the reason.
 
-Every test runs on both real metastores: ``hms2.3`` (tests/servers/hms.py, the ``hive2``
-backend, databases at the root) and ``hms3.1`` (tests/servers/hms3.py, the ``hive3``
+Every test runs on both real metastores: ``hms2.3`` (tests/services/hms.py, the ``hive2``
+backend, databases at the root) and ``hms3.1`` (tests/services/hms3.py, the ``hive3``
 backend with the catalog API: databases of the catalog ``hive``, every call naming it).
 """
 
@@ -33,9 +33,9 @@ from thrift.Thrift import TApplicationException
 import lance_ns
 from lance_ns.conformance.checks_managed import Stager
 from lance_ns.errors import ServiceUnavailableError
-from tests.servers import hms as hms2_server
-from tests.servers import hms3 as hms3_server
-from tests.servers.hms import HiveMetastore
+from tests.services import hms as hms2_server
+from tests.services import hms3 as hms3_server
+from tests.services.hms import HiveMetastore
 
 from .conftest import raw_client
 
@@ -46,7 +46,7 @@ class Server:
 
     impl: str  # the lance-ns backend
     prefix: tuple[str, ...]  # namespace levels above the database
-    module: object  # its tests/servers module (shared instance, server class, TRANSACTION_CONF)
+    module: object  # its tests/services module (shared instance, server class, TRANSACTION_CONF)
 
     def shared(self):
         return self.module.shared_metastore() if self.module is hms2_server else self.module.shared_hms3()

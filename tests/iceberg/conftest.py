@@ -2,7 +2,7 @@
 
 ``catalog`` is SeaweedFS unless a test asks for another with
 ``@pytest.mark.parametrize("catalog", SERVERS, indirect=True)`` (SERVERS: SeaweedFS and
-Apache Iceberg's reference server, tests/servers/iceberg_rest.py); ``client``, ``raw``
+Apache Iceberg's reference server, tests/services/iceberg_rest.py); ``client``, ``raw``
 and ``ns`` follow it.
 """
 
@@ -17,7 +17,7 @@ import pytest
 import lance_ns
 
 from ..conformance.backends.iceberg import REF_WAREHOUSE, client_properties, ref_client_properties
-from ..servers.seaweedfs import seaweedfs_server
+from ..services.seaweedfs import seaweedfs_server
 
 #: the servers a test parametrised over ``catalog`` runs on
 SERVERS = ["seaweedfs", "iceberg-ref"]
@@ -52,7 +52,7 @@ def seaweedfs_catalog(seaweed):
 
 @pytest.fixture(scope="session")
 def reference():
-    from ..servers.iceberg_rest import iceberg_rest_server
+    from ..services.iceberg_rest import iceberg_rest_server
 
     with iceberg_rest_server() as server:
         yield server

@@ -27,7 +27,7 @@ from pyiceberg.manifest import read_manifest_list
 
 import lance_ns
 from lance_ns import storage
-from lance_ns.catalog.table import VERSIONS_KEY
+from lance_ns.catalog.entry import VERSIONS_KEY
 
 from .conftest import SERVERS
 from .stub import CLIENT_ID, CLIENT_SECRET, error, iceberg_stub, table_response

@@ -1,5 +1,5 @@
 """Apache Iceberg's reference REST server (RESTCatalogServer 1.10.1, JDBC catalog on SQLite
-in strict mode; tests/servers/iceberg_rest.py) on the raw API, and our client next to it.
+in strict mode; tests/services/iceberg_rest.py) on the raw API, and our client next to it.
 
 It has none of SeaweedFS's departures (test_seaweedfs_departures.py): each is shown here
 answered as the spec says.  Its own departures follow, each first on the raw server (a
@@ -122,7 +122,7 @@ def test_create_namespace_without_parent_brings_the_parent_into_being(client, ra
 
 def test_create_table_in_a_missing_namespace_answers_404_in_strict_mode(client, raw, ns, tmp_path):
     """Without ``jdbc.strict-mode`` (the server's default) this answers 200 and brings the
-    namespace into being; tests/servers/iceberg_rest.py turns strict mode on."""
+    namespace into being; tests/services/iceberg_rest.py turns strict mode on."""
     r = raw.post(f"/namespaces/{ns[1]}_missing/tables", json=table_body("t", tmp_path / "t"))
     assert r.status_code == 404 and r.json()["error"]["type"] == "NoSuchNamespaceException"
     assert code_of(client.declare_table, {"id": [ns[0], ns[1] + "_missing", "t"]}) == 1

@@ -6,7 +6,7 @@ read back exactly: what Spark wrote, by pylance through lance-ns's REST client h
 pylance wrote through our server before the job, by Spark.
 
 It runs on Spark 3.5 (pyspark 3.5.5) in a venv of its own, the jars first on the driver's class
-path: what Maven serves here and why is in tests/servers/lance_spark.py (shared with
+path: what Maven serves here and why is in tests/services/lance_spark.py (shared with
 benchmarks/bench_spark.py).
 
 One Spark session runs every statement (``JOB`` below, a list of named steps, each answering
@@ -37,7 +37,7 @@ import pyarrow as pa
 import pytest
 
 import lance_ns
-from tests.servers.lance_spark import (
+from tests.services.lance_spark import (
     ARTIFACT,
     PYSPARK,
     VERSION,
@@ -105,7 +105,7 @@ JOB = textwrap.dedent('''
 ''')
 
 
-# -- the connector and its environment (tests/servers/lance_spark.py) ----------------------
+# -- the connector and its environment (tests/services/lance_spark.py) ----------------------
 
 @pytest.fixture(scope="session")
 def lance_spark_classpath() -> str:

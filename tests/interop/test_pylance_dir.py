@@ -208,7 +208,7 @@ def test_both_ways_on_s3():
     """The same on object storage (a real moto S3 server)."""
     import boto3
 
-    from tests.servers.moto import client_kwargs, moto_server, s3_storage_options
+    from tests.services.moto import client_kwargs, moto_server, s3_storage_options
 
     with moto_server() as endpoint:
         boto3.client("s3", **client_kwargs(endpoint)).create_bucket(Bucket="lance-dir-interop")

@@ -141,7 +141,7 @@ def test_pylance_writes_data_through_our_server_over_glue_and_reads_ours(tmp_pat
     the reverse: ours writes a table into Glue, and pylance reads it through our server.
     pylance's client is told S3's endpoint only, never a key, and finds none around it."""
     from tests.conformance.backends.glue import _start as glue_on_moto
-    from tests.servers.moto import no_ambient_aws_credentials
+    from tests.services.moto import no_ambient_aws_credentials
 
     no_ambient_aws_credentials(monkeypatch, tmp_path)
 

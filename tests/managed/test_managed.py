@@ -184,9 +184,9 @@ def test_an_append_after_a_bypass_write_is_the_namespaces_next_version(tmp_path)
 
 
 def test_the_spark_sources_table_reads_and_commits_through_the_namespace(tmp_path):
-    """The Spark source's table resolution (lance_ns.spark.table, no JVM needed): a managed
+    """The Spark source's table resolution (lance_ns.spark.resolve, no JVM needed): a managed
     table is read at the namespace's version and committed through CreateTableVersion."""
-    from lance_ns.spark.table import latest_version, resolve
+    from lance_ns.spark.resolve import latest_version, resolve
 
     config = {"impl": "dir", "dir.root": str(tmp_path), "dir.managed_versioning": "true", "path": "t"}
     ref, declared = resolve(config, create=True)

@@ -31,8 +31,8 @@ import pyarrow as pa
 from lance_namespace import LanceNamespaceError, ListNamespacesRequest, ListTablesRequest
 
 import lance_ns
-from lance_ns.tables import table_to_ipc_stream
-from tests.servers.process import wait_healthy
+from lance_ns.datasets import table_to_ipc_stream
+from tests.services.process import wait_healthy
 
 OK = "ok"
 #: codes a loser may answer; never 17/18 (unavailable / internal) or a non-spec error

@@ -25,7 +25,7 @@ from lance_namespace import LanceNamespace, ListNamespacesResponse
 
 import lance_ns
 from lance_ns.server import run_server_in_thread
-from tests.servers.process import wait_healthy
+from tests.services.process import wait_healthy
 
 ARROW = {"content-type": "application/vnd.apache.arrow.stream"}
 BODY_LIMIT = 1 << 20
@@ -464,7 +464,7 @@ def test_a_remote_pylance_client_brings_its_own_credentials(tmp_path):
 
     import lance
 
-    from tests.servers.moto import moto_bucket
+    from tests.services.moto import moto_bucket
 
     bucket = f"input-{uuid.uuid4().hex[:8]}"
     with moto_bucket(bucket) as (_, opts):

@@ -11,7 +11,7 @@ import sys
 import pyarrow as pa
 
 import lance_ns
-from lance_ns.tables import table_to_ipc_stream
+from lance_ns.datasets import table_to_ipc_stream
 
 
 def main(root: str, run: str) -> None:

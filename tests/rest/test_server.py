@@ -16,7 +16,7 @@ from lance_namespace import LanceNamespace, ListNamespacesResponse
 from lance_ns.server import ROUTES, openapi_document, run_server_in_thread
 
 from tests.conformance.backends.rest import data_backend
-from tests.servers.process import wait_healthy
+from tests.services.process import wait_healthy
 
 from .conftest import arrow_stream, sample
 

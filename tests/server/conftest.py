@@ -15,7 +15,7 @@ from typing import Iterator
 import pytest
 
 from tests.cli.conftest import run_cli
-from tests.servers.process import wait_healthy
+from tests.services.process import wait_healthy
 
 LANCE_NS = str(Path(sys.executable).with_name("lance-ns"))
 

@@ -1,6 +1,6 @@
 """Credential vending (issue 19.2) against moto's STS and S3 with IAM authorization on.
 
-The moto server here is its own process (``tests.servers.moto.iam_moto_server``):
+The moto server here is its own process (``tests.services.moto.iam_moto_server``):
 after the setup (an IAM user for the namespace, the role it vends, a bucket) it
 refuses any request not signed with credentials it issued and not allowed by the
 caller's IAM policies.  So pylance succeeding with nothing but the vended options
@@ -33,8 +33,8 @@ from lance_ns.conformance.checks_vending import VENDING_CHECKS
 from lance_ns.errors import InvalidInputError
 from lance_ns.impls.dir import DirectoryNamespace
 from lance_ns.server import run_server_in_thread
-from lance_ns.tables import table_to_ipc_stream
-from tests.servers.moto import iam_moto_server, no_ambient_aws_credentials
+from lance_ns.datasets import table_to_ipc_stream
+from tests.services.moto import iam_moto_server, no_ambient_aws_credentials
 
 pytestmark = pytest.mark.slow
 

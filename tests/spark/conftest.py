@@ -63,7 +63,7 @@ def _catalogs(spark, tmp_path_factory):
             if kind == "dir":
                 props = {"impl": "dir", "root": str(root)}
             else:
-                from tests.servers.hms import shared_metastore
+                from tests.services.hms import shared_metastore
 
                 hive = {"impl": "hive2", "uri": shared_metastore().uri, "root": str(root)}
                 if kind == "hms":

@@ -2,7 +2,7 @@
 
 ``spark_cluster``: a master and two workers, each its own JVM; ``spark_connect``:
 a Spark Connect server with the ``lake`` catalog configured (both in
-tests/servers/spark_cluster.py, started once per test session on first use).
+tests/services/spark_cluster.py, started once per test session on first use).
 The drivers run in processes of their own (tests/spark/remote_drivers.py), so
 on the cluster the executors are JVMs the workers start, which fetch the bridge
 jar the driver ships and start their own Python workers.
@@ -36,7 +36,7 @@ def _need_java() -> None:
 @pytest.fixture(scope="session")
 def spark_cluster(tmp_path_factory):
     _need_java()
-    from tests.servers.spark_cluster import SparkStandalone
+    from tests.services.spark_cluster import SparkStandalone
 
     with SparkStandalone(tmp_path_factory.mktemp("spark-cluster")) as cluster:
         yield cluster
@@ -51,7 +51,7 @@ def spark_connect(tmp_path_factory, spark_cluster):
     _need_java()
     from lance_ns.spark.jar import jar_path
     from lance_ns.spark.session import submit_conf
-    from tests.servers.spark_cluster import SparkConnectServer
+    from tests.services.spark_cluster import SparkConnectServer
 
     root = tmp_path_factory.mktemp("connect-lake")
     # what `python -m lance_ns.spark.bridge --catalog lake impl=dir root=...` prints

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from lance_ns.spark.jobfiles import ABORTED, JobFiles
-from tests.servers.moto import moto_bucket
+from tests.services.moto import moto_bucket
 
 from .test_datasource import _failing, _written, events, read, rows, wait_for_tasks
 

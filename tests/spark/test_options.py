@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("pyspark")
 
 from lance_ns.errors import InvalidInputError  # noqa: E402
-from lance_ns.spark import bridge_worker, table  # noqa: E402
+from lance_ns.spark import bridge_worker, resolve as resolving  # noqa: E402
 from lance_ns.spark import datasource as dsrc  # noqa: E402
 from lance_ns.spark.options import SourceOptions  # noqa: E402
 
@@ -75,7 +75,7 @@ def test_named_configuration_without_the_impl_prefix(tmp_path, monkeypatch):
     monkeypatch.setenv("LANCE_NS_CONFIG", str(config))
     opts = SourceOptions.parse({"namespace": "lake", "table": "t"})
     assert opts.ns_config == {"impl": "dir", "dir.root": str(lake)}
-    ref, declared = table.resolve(opts, create=True)
+    ref, declared = resolving.resolve(opts, create=True)
     assert declared and ref.uri.startswith(str(lake))
     lance.write_dataset(pa.table({"x": [1, 2]}), ref.uri)
     assert dsrc.LanceDataSource({"namespace": "lake", "table": "t"}).schema().fieldNames() == ["x"]
@@ -105,9 +105,9 @@ def closed_namespaces(monkeypatch):
         return ns
 
     monkeypatch.setattr(lance_ns.config, "from_config", recording)
-    table.close_namespaces()
+    resolving.close_namespaces()
     yield opened, closed
-    table.close_namespaces()
+    resolving.close_namespaces()
 
 
 def test_resolves_share_one_namespace_per_configuration(tmp_path, closed_namespaces):
@@ -115,13 +115,13 @@ def test_resolves_share_one_namespace_per_configuration(tmp_path, closed_namespa
     a = {"impl": "dir", "dir.root": str(tmp_path / "a")}
     b = {"impl": "dir", "dir.root": str(tmp_path / "b")}
     for options in (a, b):
-        lance.write_dataset(pa.table({"x": [1]}), table.resolve({**options, "table": "t"}, create=True)[0].uri)
+        lance.write_dataset(pa.table({"x": [1]}), resolving.resolve({**options, "table": "t"}, create=True)[0].uri)
     for _ in range(3):
-        table.resolve({**a, "table": "t"})
-        table.resolve({**b, "TABLE": "t"})
+        resolving.resolve({**a, "table": "t"})
+        resolving.resolve({**b, "TABLE": "t"})
     assert len(opened) == 2  # one per configuration, not one per resolve
-    assert table.cached_namespace(SourceOptions.parse(a).ns_config) is opened[0]
-    table.close_namespaces()
+    assert resolving.cached_namespace(SourceOptions.parse(a).ns_config) is opened[0]
+    resolving.close_namespaces()
     assert closed == opened
 
 
@@ -129,7 +129,7 @@ def test_resolves_share_one_namespace_per_configuration(tmp_path, closed_namespa
 def events(tmp_path):
     root = tmp_path / "lake"
     options = {"impl": "dir", "dir.root": str(root), "table": "t"}
-    ref, _ = table.resolve(options, create=True)
+    ref, _ = resolving.resolve(options, create=True)
     lance.write_dataset(pa.table({"id": pa.array(range(10))}), ref.uri, max_rows_per_file=5)
     return options, ref.uri
 
@@ -188,7 +188,7 @@ def test_worker_reuses_and_then_closes_its_namespace(events, closed_namespaces):
     assert replies.frame()["version"] == replies.frame()["version"] == 1
     assert len(opened) == 1  # both requests used one connection
     assert closed == opened  # closed when the JVM closed the worker's stdin
-    assert table._namespaces == {}
+    assert resolving._namespaces == {}
 
 
 class _FakeSession:

@@ -15,7 +15,7 @@ from lance_ns.errors import InvalidInputError, TableNotFoundError
 from lance_ns.spark import datasource as dsrc
 from lance_ns.spark import planning
 from lance_ns.spark.options import SourceOptions
-from lance_ns.spark.table import resolve
+from lance_ns.spark.resolve import resolve
 
 
 def test_aligned_copies_only_misaligned_batches():

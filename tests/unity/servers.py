@@ -1,8 +1,8 @@
 """The Unity Catalog servers tests/unity runs against, behind one test-side view.
 
-``double``: the in-process server written from the published contract (tests/servers/unity.py),
+``double``: the in-process server written from the published contract (tests/services/unity.py),
 Unity >= 0.4's error convention; ``double-legacy``: the same with Unity <= 0.3's.  ``oss-0.6.0``
-and ``oss-0.4.1``: the REAL Unity Catalog OSS server (tests/servers/unity_oss.py, one JVM per
+and ``oss-0.4.1``: the REAL Unity Catalog OSS server (tests/services/unity_oss.py, one JVM per
 version and test process, shared with the conformance suite); where Maven refuses its jars those
 tests skip with Maven's answer.
 
@@ -22,7 +22,7 @@ from urllib.parse import quote, unquote, urlparse
 import httpx
 import pytest
 
-from tests.servers.unity import PREFIX, UnityServer, unity_server
+from tests.services.unity import PREFIX, UnityServer, unity_server
 
 DOUBLE, DOUBLE_LEGACY = "double", "double-legacy"
 #: the real servers: newest release, and the last one taking a type_json without name/nullable/metadata
@@ -96,7 +96,7 @@ def unity_target(kind: str, catalogs=("main",), page_size: int = 4, auth_token: 
                 yield Target(kind, u.endpoint, http, double=u.server)
             u.server.check()  # no request or response outside the contract
         return
-    from tests.servers.unity_oss import MavenRefused, shared_unity_oss
+    from tests.services.unity_oss import MavenRefused, shared_unity_oss
 
     try:
         server = shared_unity_oss(REAL[kind])

@@ -11,7 +11,7 @@ import pytest
 from pyspark.sql import types as T
 
 from lance_ns.impls.unity_columns import columns_from_arrow, spark_type
-from tests.servers.unity import component_validator
+from tests.services.unity import component_validator
 
 STRUCT = pa.struct([pa.field("a", pa.int32(), nullable=False), ("b", pa.string()), ("odd name", pa.float64())])
 

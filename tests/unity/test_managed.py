@@ -27,7 +27,7 @@ from lance_namespace import LanceNamespaceError
 
 import lance_ns
 from lance_ns import ledger
-from lance_ns.catalog.table import VERSIONS_KEY
+from lance_ns.catalog.entry import VERSIONS_KEY
 from lance_ns.conformance.checks_managed import Stager
 from lance_ns.impls.unity import LEDGER_KEY
 from tests.unity.servers import DOUBLE, unity_target
@@ -100,7 +100,7 @@ def test_the_contract_has_no_table_update_so_the_history_lives_in_a_ledger(unity
     the history lives in the ledger: no request to Unity changes anything per commit."""
     import yaml
 
-    from tests.servers.unity import contract_path
+    from tests.services.unity import contract_path
 
     paths = yaml.safe_load(contract_path().read_text())["paths"]
     assert {m for m in paths["/tables/{full_name}"] if m in ("get", "put", "post", "patch", "delete")} == {"get", "delete"}
@@ -287,7 +287,7 @@ def test_on_object_storage(unity, tmp_path):
     """The ledger on S3 (moto): commits, one winner of racing commits, and a purge."""
     import boto3
 
-    from tests.servers.moto import client_kwargs, moto_server, s3_storage_options
+    from tests.services.moto import client_kwargs, moto_server, s3_storage_options
 
     with moto_server() as endpoint:
         bucket = "lance-unity-ledger"

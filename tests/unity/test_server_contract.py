@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.servers.unity import PREFIX, HttpError, contract_path, unity_server
+from tests.services.unity import PREFIX, HttpError, contract_path, unity_server
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from lance_namespace import LanceNamespaceError
 
 import lance_ns
 from lance_ns.impls.unity_columns import columns_from_arrow
-from tests.servers.unity import PREFIX, component_validator
+from tests.services.unity import PREFIX, component_validator
 from tests.unity.servers import DOUBLE, DOUBLE_LEGACY, EVERY_SERVER, REAL, unity_target
 
 CAT = "main"

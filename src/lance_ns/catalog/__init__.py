@@ -60,7 +60,7 @@ from ..identifiers import split_table_id, to_string, validate_id
 from ..modes import DropBehavior, is_true
 from ..paging import paginate
 from ..tableops import NO_VIEWS, TableOperations
-from .table import (
+from .entry import (
     LANCE,
     MANAGED_KEY,
     OWNED_KEY,

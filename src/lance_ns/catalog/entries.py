@@ -13,7 +13,7 @@ from ..errors import InvalidInputError, TableAlreadyExistsError, UnsupportedOper
 from ..identifiers import split_table_id, to_string, validate_id
 from ..modes import RegisterMode, is_true
 from . import locations
-from .table import MANAGED_KEY, CatalogTable, shown_properties, translating, with_owner
+from .entry import MANAGED_KEY, CatalogTable, shown_properties, translating, with_owner
 
 
 class EntryOperations:

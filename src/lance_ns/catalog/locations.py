@@ -8,7 +8,7 @@ from __future__ import annotations
 from .. import storage
 from ..errors import InvalidInputError
 from ..identifiers import to_string
-from .table import RESERVED_PARTS, overlaps
+from .entry import RESERVED_PARTS, overlaps
 
 #: how many parent directories are checked for a Lance table around a location
 _MAX_ANCESTORS = 32

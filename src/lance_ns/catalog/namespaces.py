@@ -28,7 +28,7 @@ from ..errors import (
 from ..identifiers import to_string
 from ..modes import CreateMode, DropBehavior, DropMode
 from ..paging import page_of_sorted, paginate
-from .table import ALL_TABLES_DELIMITER, purge_requested, translating
+from .entry import ALL_TABLES_DELIMITER, purge_requested, translating
 
 
 class NamespaceOperations:

@@ -21,7 +21,7 @@ from typing import Iterable
 
 from ..errors import ConcurrentModificationError, LanceNamespaceError, TableNotFoundError, UnsupportedOperationError
 from ..identifiers import to_string
-from .table import CatalogTable
+from .entry import CatalogTable
 
 log = logging.getLogger(__name__)
 

@@ -31,7 +31,7 @@ from lance_namespace import (
 )
 from lance_namespace_urllib3_client.models import CommitTableResult, TableVersion
 
-from .. import storage, tables
+from .. import storage, datasets
 from ..base import refuse_blocking
 from ..errors import (
     ConcurrentModificationError,
@@ -42,7 +42,7 @@ from ..errors import (
 )
 from ..identifiers import split_table_id, to_string, validate_id
 from ..dataops import version_page
-from .table import (
+from .entry import (
     VERSIONS_KEY,
     CatalogTable,
     is_managed,
@@ -192,11 +192,11 @@ class TableVersions:
         expected = (history[-1]["version"] if history else 0) + 1
         opts = self.ns.table_storage_options(table)
         try:
-            if not tables.manifest_exists(table.location, opts, expected):
+            if not datasets.manifest_exists(table.location, opts, expected):
                 return
             if self._granted(ns, table.name, expected):  # granted a moment ago, being copied into place
                 return
-            moved = tables.set_aside_unpublished(
+            moved = datasets.set_aside_unpublished(
                 table.location, opts, lambda v: v < expected or self._granted(ns, table.name, v))
         except OSError as e:  # storage cannot tell now: a commit on top of a bypass is still refused (14)
             log.info("could not look for unpublished versions of %s: %s", table.location, e)
@@ -208,7 +208,7 @@ class TableVersions:
     def _manifest_in_place(self, table: CatalogTable, record: dict) -> bool:
         """Whether a granted version's manifest is in ``_versions/`` (True where storage cannot tell)."""
         try:
-            return tables.manifest_in_place(table.location, self.ns.table_storage_options(table), record)
+            return datasets.manifest_in_place(table.location, self.ns.table_storage_options(table), record)
         except OSError:  # storage cannot tell: the read itself answers for it
             return True
 
@@ -274,18 +274,18 @@ class TableVersions:
         written = []
         try:
             for ns, table, record, staging, scheme, opts in stored:
-                tables.put_manifest(table.location, staging, record["version"], scheme, opts,
+                datasets.put_manifest(table.location, staging, record["version"], scheme, opts,
                                     to_string(ns + [table.name]))
                 written.append((table.location, opts, record["version"]))
         except Exception:
             for location, opts, version in written:
-                tables.delete_manifest(location, opts, version)
+                datasets.delete_manifest(location, opts, version)
             for ns, table, record, *_ in managed:
                 self._withdraw_version(ns, table.name, record["version"])
             raise
         for ns, table, record, staging, scheme, opts in managed:
             try:
-                tables.publish_manifest(table.location, opts, staging, record["version"], scheme)
+                datasets.publish_manifest(table.location, opts, staging, record["version"], scheme)
             except Exception:
                 self._withdraw_version(ns, table.name, record["version"])
                 raise
@@ -301,8 +301,8 @@ class TableVersions:
     def _version_record(entry, location: str, scheme: str, size: int | None = None) -> dict:
         return TableVersion(
             version=entry.version,
-            manifest_path=tables.object_store_path(
-                storage.join(location, "_versions", tables.manifest_name(entry.version, scheme))),
+            manifest_path=datasets.object_store_path(
+                storage.join(location, "_versions", datasets.manifest_name(entry.version, scheme))),
             manifest_size=entry.manifest_size if size is None else size,
             e_tag=entry.e_tag,
             timestamp_millis=int(time.time() * 1000),
@@ -316,7 +316,7 @@ class TableVersions:
         if entry.version != expected:
             moved = []
             if entry.version > expected:
-                moved = tables.set_aside_unpublished(
+                moved = datasets.set_aside_unpublished(
                     table.location, opts, lambda v, n=ns, t=table.name, e=expected: v < e or self._granted(n, t, v)
                 )
             raise ConcurrentModificationError(
@@ -325,7 +325,7 @@ class TableVersions:
                 + (f"; versions {moved} written to storage directly were set aside, retry the commit"
                    if moved else "")
             )
-        staging = tables.staged_manifest(table.location, entry.manifest_path)
+        staging = datasets.staged_manifest(table.location, entry.manifest_path)
         scheme = entry.naming_scheme or "V2"
         return ns, table, self._version_record(entry, table.location, scheme), staging, scheme, opts
 
@@ -334,15 +334,15 @@ class TableVersions:
             raise UnsupportedOperationError("CreateTableVersion on a branch of a storage-managed table is not supported")
         refuse_blocking("committing a version to storage")
         opts = self.ns.table_storage_options(table)
-        latest = tables.latest_manifest_version(table.location, opts)
+        latest = datasets.latest_manifest_version(table.location, opts)
         if entry.version != latest + 1:
             raise ConcurrentModificationError(
                 f"version {entry.version} of table {to_string(ns + [table.name])!r} does not follow the newest "
                 f"version in storage ({latest})"
             )
-        staging = tables.staged_manifest(table.location, entry.manifest_path)
+        staging = datasets.staged_manifest(table.location, entry.manifest_path)
         scheme = entry.naming_scheme or "V2"
-        size = tables.file_size(staging, opts)
+        size = datasets.file_size(staging, opts)
         return ns, table, self._version_record(entry, table.location, scheme, size), staging, scheme, opts
 
     def _granted(self, ns: list[str], name: str, version: int) -> bool:
@@ -375,12 +375,12 @@ class TableVersions:
             raise UnsupportedOperationError("BatchDeleteTableVersions on a branch of a storage-managed table is not supported")
         refuse_blocking("deleting versions from storage")
         opts = self.ns.table_storage_options(table)
-        present = tables.manifest_versions(table.location, opts)
+        present = datasets.manifest_versions(table.location, opts)
         doomed = {v for v in present for r in request.ranges if r.start_version <= v < r.end_version}
         if present and max(present) in doomed:
             raise InvalidInputError("the latest version of a table cannot be deleted")
         for version in sorted(doomed):
-            tables.delete_manifest(table.location, opts, version)
+            datasets.delete_manifest(table.location, opts, version)
         return BatchDeleteTableVersionsResponse(deleted_count=len(doomed))
 
     def _managed_or_none(self, request):
@@ -596,4 +596,4 @@ class TableVersions:
         if is_managed(table):
             self._withdraw_version(ns, table.name, version)
         else:
-            tables.delete_manifest(table.location, self.ns.table_storage_options(table), version)
+            datasets.delete_manifest(table.location, self.ns.table_storage_options(table), version)

@@ -40,7 +40,7 @@ from lance_namespace import (
 )
 from lance_namespace_urllib3_client.models import QueryTableRequestColumns, QueryTableRequestVector
 
-from .. import tables, walk
+from .. import datasets, walk
 from ..gc_pause import gc_paused, long_lived_frozen
 from ..errors import (
     InvalidInputError,
@@ -312,7 +312,7 @@ def table_head(args, out: Output) -> int:
         columns=QueryTableRequestColumns(column_names=columns) if columns else None,
     )
     resp = ns.query_table(req)
-    data = tables.ipc_to_table(resp.data if hasattr(resp, "data") else resp)
+    data = datasets.ipc_to_table(resp.data if hasattr(resp, "data") else resp)
     rows = data.slice(0, args.rows).to_pylist()
     out.emit(rows, lambda: out.table(data.column_names, ([_cell(r[c]) for c in data.column_names] for r in rows)),
              mask=False)
@@ -366,7 +366,7 @@ def table_create(args, out: Output) -> int:
     req = CreateTableRequest(id=parts, mode=spec_mode(CreateMode, args.mode),
                              properties=parse_pairs(args.property, "--property") or None)
     with out.status(f"writing {data.num_rows} rows to {shown(parts, args)}"):
-        resp = dump(ns.create_table(req, tables.table_to_ipc_stream(data)))
+        resp = dump(ns.create_table(req, datasets.table_to_ipc_stream(data)))
     out.emit(resp, lambda: out.message(
         f"created table {shown(parts, args)} ({data.num_rows} rows, {data.num_columns} columns) at {resp.get('location')}"))
     return 0

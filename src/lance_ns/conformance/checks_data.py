@@ -40,7 +40,7 @@ _TEXTS = [
 def _ipc(columns: dict[str, Any]) -> bytes:
     import pyarrow as pa
 
-    from ..tables import table_to_ipc_stream
+    from ..datasets import table_to_ipc_stream
 
     return table_to_ipc_stream(pa.table(columns))
 

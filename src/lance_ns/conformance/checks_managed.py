@@ -160,7 +160,7 @@ def _stage_storage_commit(table: str, var: str):
         import lance
 
         from ..storage import filesystem, join
-        from ..tables import manifest_name, object_store_path
+        from ..datasets import manifest_name, object_store_path
 
         described = run.call("DescribeTable", {"id": [NS, table]})
         location, opts = described["location"], described.get("storage_options") or {}

@@ -59,7 +59,7 @@ def _paging_checks(kind: str, op: str, field_name: str, create_op: str, containe
 def arrow_stream() -> bytes:
     import pyarrow as pa
 
-    from ..tables import table_to_ipc_stream
+    from ..datasets import table_to_ipc_stream
 
     return table_to_ipc_stream(pa.table({"id": pa.array([1, 2, 3], pa.int64()), "name": ["a", "b", "c"]}))
 

@@ -56,7 +56,7 @@ import botocore.session
 from botocore.config import Config
 
 from ..catalog import CatalogNamespace
-from ..catalog.table import CatalogTable
+from ..catalog.entry import CatalogTable
 from ..errors import (
     ConcurrentModificationError,
     InvalidInputError,

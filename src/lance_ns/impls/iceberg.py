@@ -84,7 +84,7 @@ from urllib3.util.retry import Retry
 
 from .. import storage
 from ..catalog import CatalogNamespace
-from ..catalog.table import CatalogTable
+from ..catalog.entry import CatalogTable
 from ..identifiers import to_string
 from ..paging import page_by_loading
 from ..errors import (

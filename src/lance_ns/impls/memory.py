@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass, field
 
 from ..catalog import CatalogNamespace
-from ..catalog.table import CatalogTable
+from ..catalog.entry import CatalogTable
 from ..errors import (
     NamespaceAlreadyExistsError,
     NamespaceNotEmptyError,

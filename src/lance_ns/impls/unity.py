@@ -36,7 +36,7 @@ import httpx
 
 from .. import ledger, retry, storage
 from ..catalog import CatalogNamespace
-from ..catalog.table import VERSIONS_KEY, CatalogTable, is_managed, shown_properties
+from ..catalog.entry import VERSIONS_KEY, CatalogTable, is_managed, shown_properties
 from ..errors import (
     ConcurrentModificationError,
     InternalError,

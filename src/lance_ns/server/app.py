@@ -27,7 +27,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route as StarletteRoute
 
-from .. import tables
+from .. import datasets
 from ..base import BY_OP_ID, Operation
 from ..errors import InvalidInputError, LanceNamespaceError, UnsupportedOperationError
 from ..identifiers import REST_DELIMITER, names_same_object, split_id
@@ -135,7 +135,7 @@ def _check_arrow_stream(data: bytes, allow_empty: bool, max_decoded_bytes: int |
         if allow_empty:
             return
         raise InvalidInputError("request body must be an Arrow IPC stream, got an empty body")
-    tables.ipc_to_table(data, max_decoded_bytes, file_format=False)
+    datasets.ipc_to_table(data, max_decoded_bytes, file_format=False)
 
 
 def _check_json(value: Any) -> None:
@@ -196,7 +196,7 @@ class NamespaceApp:
     async def _body(self, request: _Incoming) -> bytes:
         declared = request.header(b"content-length")
         if declared and declared.isdigit() and int(declared) > self.max_body_bytes:
-            raise tables.DataTooLarge(f"request body exceeds the limit of {self.max_body_bytes} bytes")
+            raise datasets.DataTooLarge(f"request body exceeds the limit of {self.max_body_bytes} bytes")
         # uvicorn has no body timeout: a client trickling bytes would hold a connection forever
         if not _UNCANCEL:  # Python 3.10: anyio's cancel scope
             try:
@@ -229,7 +229,7 @@ class NamespaceApp:
             more = message.get("more_body", False)
             size += len(chunk)
             if size > self.max_body_bytes:
-                raise tables.DataTooLarge(f"request body exceeds the limit of {self.max_body_bytes} bytes")
+                raise datasets.DataTooLarge(f"request body exceeds the limit of {self.max_body_bytes} bytes")
             chunks.append(chunk)
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pydantic_core
 
-from .. import tables
+from .. import datasets
 from ..base import is_panic
 from ..errors import (
     InternalError,
@@ -81,7 +81,7 @@ def json_bytes(result: Any) -> bytes:
 def json_error(exc: BaseException, path: str = "", status: int | None = None) -> Answer:
     if status is None:
         # oversize bodies (raw or decoded) 413, stalled bodies 408: both code 13
-        if isinstance(exc, tables.DataTooLarge):
+        if isinstance(exc, datasets.DataTooLarge):
             status = 413
         elif isinstance(exc, BodyTimeout):
             status = 408

@@ -44,13 +44,13 @@ from .planning import (
     value_width,
 )
 from .schema import spark_schema
-from .table import TableRef, close_namespaces, resolve
+from .resolve import TableRef, close_namespaces, resolve
 
 
 def _error(exc: BaseException) -> dict[str, Any]:
     """The reply for ``exc``: pylance's plain exceptions become the
     lance_ns error with the closest code (a missing dataset: TableNotFound)."""
-    from ..tables import translate
+    from ..datasets import translate
 
     err = translate(exc)
     return {"error": {"type": type(err).__name__, "code": int(err.code), "message": str(err)}}

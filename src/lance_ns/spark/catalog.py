@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from .errors import error
 from .options import prefixed_config
-from .table import cached_namespace
+from .resolve import cached_namespace
 
 #: catalog properties that are not the namespace's (Spark's and ours)
 CONFIG_KEY = "config"
@@ -167,9 +167,9 @@ def load_table(catalog, table: list[str], version: str | None = None, timestamp:
     writes use, and the properties DESCRIBE TABLE EXTENDED shows.  Without a
     time travel nothing is pinned: each query plans at the latest version."""
     from .schema import spark_schema
-    from .table import resolve
+    from .resolve import resolve
 
-    from ..tables import translated
+    from ..datasets import translated
 
     options = table_options(catalog, table)
     ref, _ = resolve(options)
@@ -214,7 +214,7 @@ def create_table(catalog, table: list[str], schema: str, properties: Mapping[str
 def drop_table(catalog, table: list[str], purge: bool) -> dict:
     """DROP TABLE [PURGE]: the namespace's drop (it deletes data at the
     locations it owns); PURGE also deletes the data of a registered table."""
-    from ..catalog.table import PURGE_CONTEXT_KEY
+    from ..catalog.entry import PURGE_CONTEXT_KEY
     from ..errors import TableNotFoundError
 
     context = {PURGE_CONTEXT_KEY: "true"} if purge else None

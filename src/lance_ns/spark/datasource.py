@@ -60,7 +60,7 @@ from .planning import (
     table_schema,
 )
 from .schema import arrow_target, spark_schema
-from .table import TableRef, latest_version, resolve
+from .resolve import TableRef, latest_version, resolve
 
 #: transaction properties written with every commit of this source
 WRITER_KEY = "lance-ns.writer"
@@ -290,7 +290,7 @@ def _write_target(spec: _WriteSpec, schema: StructType) -> tuple[pa.Schema, int 
 def _check_predicate(ref: TableRef, version: int, predicate: str) -> None:
     """Refuse (code 13) a predicate Lance cannot evaluate on the table
     before any task writes: planning the scan parses and binds it."""
-    from ..tables import translated
+    from ..datasets import translated
 
     with translated(ref.uri):
         ref.open(version).scanner(filter=predicate, columns=[], with_row_id=True).explain_plan()
@@ -437,7 +437,7 @@ def last_batch_id(ref: TableRef, stream_id: str, max_versions: int = 10_000) -> 
 
 
 class LanceDataSource(DataSource):
-    """Options: see the module docstring and :mod:`lance_ns.spark.table`."""
+    """Options: see the module docstring and :mod:`lance_ns.spark.resolve`."""
 
     @classmethod
     def name(cls):

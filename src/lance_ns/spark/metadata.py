@@ -6,7 +6,7 @@ from typing import Mapping
 
 from .options import SourceOptions
 from .planning import snapshot_version
-from .table import resolve
+from .resolve import resolve
 
 
 def count(table: str | None = None, options: Mapping[str, str] | None = None, *, filter: str | None = None) -> int:

@@ -14,7 +14,7 @@ from typing import Iterator
 import pyarrow as pa
 
 from .options import SourceOptions
-from .table import TableRef
+from .resolve import TableRef
 
 
 def snapshot_version(ref: TableRef, options: SourceOptions) -> int:

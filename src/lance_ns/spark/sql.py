@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Callable, Mapping
 
 from .options import SourceOptions
-from .table import cached_namespace
+from .resolve import cached_namespace
 
 
 def _sql_string(value: str) -> str:

@@ -4,7 +4,7 @@ Every ``connect()`` makes a new client over the same root, so the suite also
 checks that separate clients see each other's changes through the
 ``__manifest`` table.
 
-``dir-s3`` runs on SeaweedFS's S3 (tests/servers/seaweedfs.py), a Go server in a
+``dir-s3`` runs on SeaweedFS's S3 (tests/services/seaweedfs.py), a Go server in a
 process of its own that decides conditional PUTs (``If-None-Match``/``If-Match``)
 atomically, as S3 does.  It replaced moto here: moto serves S3 from a thread of the
 test process, where every racing client's request waited on the same interpreter,
@@ -15,7 +15,7 @@ moto still serves the S3 tests of tests/dir/ and Glue's storage.
 from contextlib import contextmanager
 
 import lance_ns
-from tests.servers.seaweedfs import seaweedfs_server
+from tests.services.seaweedfs import seaweedfs_server
 
 from . import Backend, Ctx, declared_caps
 

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 import boto3
 
 import lance_ns
-from tests.servers.moto import ACCOUNT_ID, REGION, client_kwargs, moto_server, s3_storage_options
+from tests.services.moto import ACCOUNT_ID, REGION, client_kwargs, moto_server, s3_storage_options
 
 from . import Backend, Ctx, declared_caps
 

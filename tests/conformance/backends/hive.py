@@ -1,5 +1,5 @@
-"""hive2 and hive3 against a real Hive Metastore 2.3.10 (tests/servers/hms.py), and
-hive3 against a real Hive Metastore 3.1.3 (tests/servers/hms3.py): ``hive3-hms3``.
+"""hive2 and hive3 against a real Hive Metastore 2.3.10 (tests/services/hms.py), and
+hive3 against a real Hive Metastore 3.1.3 (tests/services/hms3.py): ``hive3-hms3``.
 
 One metastore of each per test process, shared with tests/hive.  hive2's databases
 are root-level namespaces; on 2.3 hive3 runs in degraded mode (no catalog API), its
@@ -27,7 +27,7 @@ APPEND_ROUNDS = 5
 def _start(impl, parent):
     @contextmanager
     def start(tmp):
-        from tests.servers.hms import shared_metastore
+        from tests.services.hms import shared_metastore
 
         hms = shared_metastore()
         # one client (and connection pool) for the whole suite, as an application would hold
@@ -60,7 +60,7 @@ HMS3_CATALOG = "lance_ci"
 
 @contextmanager
 def _start_hms3(tmp):
-    from tests.servers.hms3 import shared_hms3
+    from tests.services.hms3 import shared_hms3
 
     hms = shared_hms3()
     ns = lance_ns.connect("hive3", {"uri": hms.uri, "root": str(tmp / "tables"), "client.socket-timeout-ms": "30000"})

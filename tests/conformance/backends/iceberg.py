@@ -1,6 +1,6 @@
 """Iceberg REST backend: our client (impl ``iceberg``) against a REAL server,
 SeaweedFS ``weed mini`` (its Iceberg REST catalog and its S3), started once per
-test session by tests/servers/seaweedfs.py.
+test session by tests/services/seaweedfs.py.
 
 The suite's namespaces live in the warehouse (the table bucket), and tables
 at ``s3://<warehouse>/<namespace>/<table>`` -- root ``s3://`` makes the spec's
@@ -22,7 +22,7 @@ from contextlib import contextmanager
 
 import lance_ns
 
-from ...servers.seaweedfs import seaweedfs_server
+from ...services.seaweedfs import seaweedfs_server
 from . import Backend, Ctx, declared_caps
 
 
@@ -119,7 +119,7 @@ DEPARTURES["test_a_dataset_registered_at_a_location_we_would_choose_survives_dro
 DEPARTURES["test_register_table_race"] = DEPARTURES["test_deregister_keeps_data_and_register_brings_it_back"]
 
 
-# -- iceberg-ref: Apache Iceberg's reference REST server (tests/servers/iceberg_rest.py) ----------------
+# -- iceberg-ref: Apache Iceberg's reference REST server (tests/services/iceberg_rest.py) ----------------
 #
 # The server the Iceberg project tests its clients with (RESTCatalogServer, JDBC catalog on SQLite in
 # strict mode, a local warehouse through HadoopFileIO): none of SeaweedFS's departures above (a
@@ -140,7 +140,7 @@ def ref_client_properties(server, root) -> dict[str, str]:
 
 @contextmanager
 def _start_ref(tmp):
-    from ...servers.iceberg_rest import iceberg_rest_server
+    from ...services.iceberg_rest import iceberg_rest_server
 
     with iceberg_rest_server() as server:
         props = ref_client_properties(server, tmp / "tables")

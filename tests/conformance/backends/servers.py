@@ -7,7 +7,7 @@ the next server in turn, so the racing clients of test_concurrency.py and
 test_managed.py race through different servers and meet only in storage:
 
 * ``dir-s3-servers``: SeaweedFS's S3 (a Go server deciding conditional PUTs atomically);
-* ``dir-moto-servers``: moto's S3 (tests/servers/moto.py makes its conditional PUTs atomic,
+* ``dir-moto-servers``: moto's S3 (tests/services/moto.py makes its conditional PUTs atomic,
   as S3's are).
 
 They join only the race modules and test_servers.py (a declare through one server
@@ -21,8 +21,8 @@ from contextlib import ExitStack, contextmanager
 
 import lance_ns
 from tests.server.conftest import lance_ns_serve
-from tests.servers.moto import moto_bucket
-from tests.servers.seaweedfs import seaweedfs_server
+from tests.services.moto import moto_bucket
+from tests.services.seaweedfs import seaweedfs_server
 
 from . import Backend, Ctx, declared_caps
 from .dir import ENVIRONMENT

@@ -1,8 +1,8 @@
 """Unity Catalog: against the REAL Unity Catalog OSS server where one can be had, and against the
-in-process contract-validated double (tests/servers/unity.py) for what no real server shows.
+in-process contract-validated double (tests/services/unity.py) for what no real server shows.
 
 ``unity-oss`` runs the newest release, 0.6.0, and ``unity-oss-0.4`` 0.4.1, the last release that
-took a column's ``type_json`` without ``name``/``nullable``/``metadata`` (tests/servers/unity_oss.py:
+took a column's ``type_json`` without ``name``/``nullable``/``metadata`` (tests/services/unity_oss.py:
 jars from Maven Central by mvn, one JVM per version and test process).  Where Maven refuses the
 server (the development machines' Maven Central serves no ``unitycatalog-server`` at all) their
 tests skip with Maven's answer; ``LANCE_NS_UNITY_OSS_CLASSPATH_<version>`` points them at a server
@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 import lance_ns
-from tests.servers.unity import PREFIX, unity_server
+from tests.services.unity import PREFIX, unity_server
 
 from . import Backend, Ctx, declared_caps
 
@@ -57,7 +57,7 @@ def _double(name: str, legacy: bool) -> Backend:
 
 def real_server(version: str):
     """The shared real server of ``version`` with the catalog ``lance_ci``; skips where Maven refuses it."""
-    from tests.servers.unity_oss import MavenRefused, shared_unity_oss
+    from tests.services.unity_oss import MavenRefused, shared_unity_oss
 
     try:
         server = shared_unity_oss(version)

@@ -15,7 +15,7 @@ import json
 import logging
 from dataclasses import replace
 
-from ...catalog.table import is_managed
+from ...catalog.entry import is_managed
 from ...errors import TableNotFoundError
 from ...identifiers import to_string
 from .manifest import TABLE_VERSION, Entry, Exists

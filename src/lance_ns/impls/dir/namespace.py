@@ -59,7 +59,7 @@ from dataclasses import dataclass, replace
 from ... import storage
 from ...base import refuse_blocking
 from ...catalog import CatalogNamespace
-from ...catalog.table import CatalogTable, is_managed, overlaps
+from ...catalog.entry import CatalogTable, is_managed, overlaps
 from ...errors import (
     ConcurrentModificationError,
     InvalidInputError,

@@ -14,7 +14,7 @@ from pymetastore.hive_metastore import ttypes as hms
 
 from ... import storage
 from ...catalog import CatalogNamespace
-from ...catalog.table import CatalogTable, is_lance_properties
+from ...catalog.entry import CatalogTable, is_lance_properties
 from ...errors import (
     ConcurrentModificationError,
     InternalError,

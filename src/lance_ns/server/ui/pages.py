@@ -29,7 +29,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from ... import tables
+from ... import datasets
 from ...base import parse_int
 from ...readable import dump, size, type_label, when
 from ...errors import (
@@ -496,7 +496,7 @@ def _sample(section: Section | None, rows: int) -> Section | None:
         return section
     value = section.value
     try:
-        data = tables.ipc_to_table(value.data if hasattr(value, "data") else value).slice(0, rows)
+        data = datasets.ipc_to_table(value.data if hasattr(value, "data") else value).slice(0, rows)
     except LanceNamespaceError as e:  # a foreign backend's answer that is no valid Arrow IPC file
         return Section(error=redact_text(str(e)))
     names = data.column_names

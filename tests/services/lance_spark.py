@@ -24,8 +24,8 @@ from pathlib import Path
 
 from tests.packaging.install import clean_env, fresh_venv
 from tests.server.conftest import LANCE_NS, free_port
-from tests.servers.mvn import CACHE, MavenError, maven_classpath
-from tests.servers.process import stop_by_pid, wait_healthy
+from tests.services.mvn import CACHE, MavenError, maven_classpath
+from tests.services.process import stop_by_pid, wait_healthy
 
 POM = Path(__file__).resolve().parent / "maven" / "lance_spark" / "pom.xml"
 
@@ -60,7 +60,7 @@ class Unavailable(RuntimeError):
 def resolve_classpath(artifact: str = ARTIFACT, version: str = VERSION) -> str:
     """The connector's jars and their dependencies (``:``-separated paths in ~/.m2), resolved by
     Maven; the answer is kept in CACHE, keyed by the pom and the coordinates, while every jar
-    it names is still there (tests/servers/mvn.py)."""
+    it names is still there (tests/services/mvn.py)."""
     coordinates = f"org.lance:{artifact}:{version}"
     try:
         jars = maven_classpath(POM, "lance-spark", [f"-Dlance.spark.artifact={artifact}",

@@ -13,7 +13,7 @@ import org.apache.thrift.transport.TTransportException;
 
 /**
  * Test-only stand-in placed before the Hive 3.1 jars on the metastore's class path
- * (tests/servers/hms3.py).  Hive Metastore 3.1 has no bind-host setting: its server asks
+ * (tests/services/hms3.py).  Hive Metastore 3.1 has no bind-host setting: its server asks
  * {@code getServerSocket(null, port)}, a socket on every interface.  The tests must listen
  * on loopback only, so a null or empty host binds 127.0.0.1.
  *

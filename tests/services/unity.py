@@ -1,6 +1,6 @@
 """An in-process Unity Catalog server written from the published contract (a double).
 
-The real Unity Catalog OSS server runs too where Maven serves it (tests/servers/unity_oss.py:
+The real Unity Catalog OSS server runs too where Maven serves it (tests/services/unity_oss.py:
 conformance backends ``unity-oss`` / ``unity-oss-0.4``, and tests/unity parametrised onto it).
 This double stays for what the real server cannot be made to do: fail on cue (``inject``:
 5xx, 429, 403, stalls for timeouts, a 409 that is no duplicate, a 404 from a write racing a

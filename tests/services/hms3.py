@@ -1,14 +1,14 @@
 """A real Hive Metastore 3.1 for tests (the catalog API), its jars fetched from Maven Central.
 
 The class path comes from ``mvn dependency:build-classpath`` on
-``tests/servers/maven/hms3/pom.xml`` (``org.apache.hive:hive-standalone-metastore:3.1.3``,
+``tests/services/maven/hms3/pom.xml`` (``org.apache.hive:hive-standalone-metastore:3.1.3``,
 ``org.apache.hadoop:hadoop-common:3.1.0``, ``org.apache.derby:derby:10.14.2.0``; ``~/.m2`` is the
 cache, nothing is committed; a refused artifact fails with its name).  ``Hive3Metastore(workdir)``
 then runs ``org.apache.hadoop.hive.metastore.HiveMetaStore -p PORT`` (through the small launcher
 below) on Java 17 on 127.0.0.1 and a free port, with an embedded Derby database and a file
 warehouse under ``workdir``, polled with a real Thrift call until it answers (about 5 s on an
 idle 2-core machine, plus 2 s of javac on first use); ``stop()`` kills it by PID.  Process handling (start, stop,
-restart, the parent-death signal) is :class:`tests.servers.hms.HiveMetastore`'s; only the
+restart, the parent-death signal) is :class:`tests.services.hms.HiveMetastore`'s; only the
 command differs.
 
 How it is set up, and why:
@@ -19,7 +19,7 @@ How it is set up, and why:
   the lock API needs (TXNS, HIVE_LOCKS, NEXT_LOCK_ID...) are not in it, and schematool's
   scripts are not in the Maven jars.  ``hms3_java/lancens/tests/Hms3Main.java`` makes them with
   Hive's own ``TxnDbUtil.prepDb`` and then runs ``HiveMetaStore.main``.  (Hive 3 would call
-  prepDb itself under ``hive.in.test``, as tests/servers/hms.py has 2.3 do, but on 3.1 that
+  prepDb itself under ``hive.in.test``, as tests/services/hms.py has 2.3 do, but on 3.1 that
   switch also refuses ``get_table`` to every client without the TEST capability.)
   The lock reaper (``AcidHouseKeeperService``) is one of the "always" task threads here: its
   usual place, the remote-only tasks, starts only after the compactor, a hive-exec class.
@@ -28,7 +28,7 @@ How it is set up, and why:
   makes it listen on 127.0.0.1 only.
 * ``s3://`` and ``s3a://`` locations (any bucket): the metastore resolves the filesystem of
   every location it stores, and Hadoop 3.1's hadoop-common has none for S3 (nor the
-  ViewFileSystemOverloadScheme tests/servers/hms.py maps it with).  ``PathOnlyFileSystem``
+  ViewFileSystemOverloadScheme tests/services/hms.py maps it with).  ``PathOnlyFileSystem``
   of ``hms3_java/`` answers that every path is an existing empty directory and never makes,
   writes or deletes anything: the data lives wherever the client writes it, the metastore
   keeps only the path.
@@ -48,8 +48,8 @@ import threading
 import time
 from pathlib import Path
 
-from tests.servers.hms import ExternalMetastore, HiveMetastore
-from tests.servers.mvn import maven_classpath
+from tests.services.hms import ExternalMetastore, HiveMetastore
+from tests.services.mvn import maven_classpath
 
 HERE = Path(__file__).parent
 POM = HERE / "maven" / "hms3" / "pom.xml"
@@ -74,7 +74,7 @@ PATH_ONLY_FS = "lancens.tests.PathOnlyFileSystem"
 
 def resolve_classpath() -> str:
     """The metastore's class path (jar paths in ~/.m2, ``:``-separated), fetched with mvn (and
-    kept between test processes: tests/servers/mvn.py)."""
+    kept between test processes: tests/services/mvn.py)."""
     return maven_classpath(POM, "hms3", what=f"Hive Metastore {HIVE_VERSION}'s class path")
 
 
@@ -168,7 +168,7 @@ def _stop_shared(workdir: str) -> None:
     shutil.rmtree(workdir, ignore_errors=True)
 
 
-if __name__ == "__main__":  # manual use: python -m tests.servers.hms3
+if __name__ == "__main__":  # manual use: python -m tests.services.hms3
     resolve_classpath()
     t0 = time.monotonic()
     with Hive3Metastore(tempfile.mkdtemp(prefix="hms3-")) as hms:

@@ -1,7 +1,7 @@
 """The real Unity Catalog OSS server for tests, its jars fetched from Maven Central by mvn.
 
 ``UnityOss(version)`` resolves the class path of ``io.unitycatalog:unitycatalog-server:VERSION``
-with ``mvn dependency:build-classpath`` on ``tests/servers/maven/unity/pom.xml`` (``~/.m2`` is
+with ``mvn dependency:build-classpath`` on ``tests/services/maven/unity/pom.xml`` (``~/.m2`` is
 the cache; nothing is committed), then runs ``io.unitycatalog.server.UnityCatalogServer -p PORT``
 from a temporary working directory holding ``etc/conf/server.properties`` (dev, authorization
 disabled), ``etc/conf/hibernate.properties`` (an in-memory H2 database) and a log4j2
@@ -19,7 +19,7 @@ per version: ``LANCE_NS_UNITY_OSS_CLASSPATH_0_6_0=<class path>`` (dots of the ve
 underscores; ``@FILE`` reads the class path from FILE).
 
 ``shared_unity_oss(version)`` starts ONE server per version and test process on first use and
-stops it at interpreter exit (``python -m tests.servers.unity_oss [VERSION]`` runs one by hand).
+stops it at interpreter exit (``python -m tests.services.unity_oss [VERSION]`` runs one by hand).
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def _classpath_override(version: str) -> str | None:
 
 def resolve_classpath(version: str) -> str:
     """The server's class path: the override for ``version`` if set, else Maven's answer (kept
-    between test processes: tests/servers/mvn.py)."""
+    between test processes: tests/services/mvn.py)."""
     override = _classpath_override(version)
     if override:
         return override
@@ -231,7 +231,7 @@ def _stop_shared(server: UnityOss) -> None:
     shutil.rmtree(server.workdir, ignore_errors=True)
 
 
-if __name__ == "__main__":  # manual use: python -m tests.servers.unity_oss [VERSION]
+if __name__ == "__main__":  # manual use: python -m tests.services.unity_oss [VERSION]
     import sys
 
     with UnityOss(sys.argv[1] if len(sys.argv) > 1 else NEWEST) as uc:

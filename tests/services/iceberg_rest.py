@@ -19,7 +19,7 @@ any request, and it names no ``prefix`` in its config (its routes have none).
 ``iceberg_rest_server()`` starts ONE server per test process on first use (about 1 s of
 JVM start with the quick flags below) and stops it by PID at interpreter exit; the JVM
 also gets SIGTERM if the test process dies (setpriv's parent-death signal).
-``python -m tests.servers.iceberg_rest`` runs one by hand and prints its start-up time.
+``python -m tests.services.iceberg_rest`` runs one by hand and prints its start-up time.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ class IcebergRest:
 def server_jar(version: str = VERSION) -> Path:
     """The reference server's shadow jar of ``version``, resolved by Maven (~/.m2 caches it;
     a jar already in the default local repository is taken without starting Maven, ~8 s;
-    :class:`tests.servers.mvn.MavenError` where Maven cannot provide it)."""
+    :class:`tests.services.mvn.MavenError` where Maven cannot provide it)."""
     coordinates = COORDINATES.format(version=version)
     cached = LOCAL_REPOSITORY / f"org/apache/iceberg/iceberg-open-api/{version}/iceberg-open-api-{version}.jar"
     if cached.exists() and _runnable(cached):
@@ -195,7 +195,7 @@ def iceberg_rest_server():
     yield info
 
 
-if __name__ == "__main__":  # manual use: python -m tests.servers.iceberg_rest
+if __name__ == "__main__":  # manual use: python -m tests.services.iceberg_rest
     t0 = time.monotonic()
     jar = server_jar()
     print(f"{jar} via mvn in {time.monotonic() - t0:.1f}s")

@@ -17,7 +17,7 @@ connections.  Clients use ``SparkSession.builder.remote(server.url)``.
 Every process is stopped by PID (SIGTERM, then SIGKILL), and dies with the
 test process (``setpriv --pdeathsig``, see hms.py).
 
-    python -m tests.servers.spark_cluster      # a cluster to try by hand
+    python -m tests.services.spark_cluster      # a cluster to try by hand
 """
 
 from __future__ import annotations
@@ -251,7 +251,7 @@ class SparkConnectServer:
         self.stop()
 
 
-if __name__ == "__main__":  # manual use: python -m tests.servers.spark_cluster
+if __name__ == "__main__":  # manual use: python -m tests.services.spark_cluster
     t0 = time.monotonic()
     with SparkStandalone(tempfile.mkdtemp(prefix="spark-cluster-")) as cluster:
         print(f"{cluster.url} ready in {time.monotonic() - t0:.1f}s (master pid {cluster.master.pid}, "

@@ -6,7 +6,7 @@ import org.apache.hadoop.hive.metastore.conf.MetastoreConf;
 import org.apache.hadoop.hive.metastore.txn.TxnDbUtil;
 
 /**
- * Starts a Hive Metastore 3.1 (tests/servers/hms3.py): {@code HiveMetaStore.main(args)}, after
+ * Starts a Hive Metastore 3.1 (tests/services/hms3.py): {@code HiveMetaStore.main(args)}, after
  * making the transaction tables its lock API needs when {@code -Dlancens.txn.db=JDBC_URL} names
  * the metastore database.
  *

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pyspark
 
-from tests.servers.process import stop_by_pid
+from tests.services.process import stop_by_pid
 
 JARS = Path(pyspark.__file__).parent / "jars"
 MAIN = "org.apache.hadoop.hive.metastore.HiveMetaStore"
@@ -248,7 +248,7 @@ def _stop_shared(workdir: str) -> None:
     shutil.rmtree(workdir, ignore_errors=True)
 
 
-if __name__ == "__main__":  # manual use: python -m tests.servers.hms
+if __name__ == "__main__":  # manual use: python -m tests.services.hms
     t0 = time.monotonic()
     with HiveMetastore(tempfile.mkdtemp(prefix="hms-")) as hms:
         print(f"ready at {hms.uri} in {time.monotonic() - t0:.1f}s (pid {hms.proc.pid}); Ctrl-C to stop")

@@ -1,4 +1,4 @@
-"""A catalog's table object (:class:`CatalogTable`) and the rules on its properties,
+"""A catalog's table entry (:class:`CatalogTable`) and the rules on its properties,
 shared by the catalog namespace (:mod:`lance_ns.catalog`), its version history
 (:mod:`lance_ns.catalog.versions`) and the backends."""
 

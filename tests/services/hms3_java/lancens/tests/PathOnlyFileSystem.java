@@ -14,7 +14,7 @@ import org.apache.hadoop.util.Progressable;
 
 /**
  * The test metastore's filesystem for {@code s3://} and {@code s3a://} locations
- * (tests/servers/hms3.py): every path is an existing, empty directory, and nothing is ever
+ * (tests/services/hms3.py): every path is an existing, empty directory, and nothing is ever
  * made, written or deleted.
  *
  * The metastore resolves the filesystem of every table and database location it is given
