@@ -6,8 +6,8 @@
 * request normalisation: pylance's Rust core calls back with plain dicts,
   Python callers pass models; every operation a subclass defines receives a
   validated model, with identifier components and limits checked here, once
-  per request (not again by the operations it calls itself, nor by the
-  server or the backends);
+  per request (the REST server checks its requests itself and calls the
+  operation past the check: :meth:`NamespaceBase.call_checked`);
 * properties: ``storage.*`` keys become pylance storage options.
 """
 
@@ -156,22 +156,13 @@ def on_event_loop(fn: Callable, *args: Any) -> Any:
         _ON_EVENT_LOOP.reset(token)
 
 
-#: set while an operation runs: the operations it calls itself (DropTable's
-#: describe, CreateTable's declare...) get ids it has already checked
-_IN_OPERATION: ContextVar[bool] = ContextVar("lance_ns_in_operation", default=False)
-
-
-def call_checked(fn: Callable, *args: Any) -> Any:
-    """``fn(*args)`` for a request an earlier attempt already checked (a call that
-    would have blocked the event loop, run again on a thread): checked once, not twice."""
-    token = _IN_OPERATION.set(True)
-    try:
-        return fn(*args)
-    finally:
-        _IN_OPERATION.reset(token)
-
-
 def normalising(fn: Callable, op: Operation) -> Callable:
+    """The public operation ``op`` of a backend's ``fn``: its request coerced to the model
+    and checked (:func:`check_request`), then ``fn`` run at the operation boundary
+    (:func:`_at_boundary`).  The REST server checks each request itself, once, and calls
+    the boundary alone (:meth:`NamespaceBase.call_checked`)."""
+    boundary = _at_boundary(fn, op)
+
     @functools.wraps(fn)
     def wrapper(self, request=None, *args, **kwargs):
         if isinstance(threading.current_thread(), threading._DummyThread):
@@ -181,10 +172,22 @@ def normalising(fn: Callable, op: Operation) -> Callable:
             # which may well use pylance, runs on a Python thread of our own.
             return _CALLBACK_THREADS.submit(wrapper, self, request, *args, **kwargs).result()
         req = coerce_request(request, op.request)
-        outermost = not _IN_OPERATION.get()
-        if outermost:
-            check_request(req, getattr(self, "limits", _DEFAULT_LIMITS))
-            token = _IN_OPERATION.set(True)
+        check_request(req, getattr(self, "limits", _DEFAULT_LIMITS))
+        return boundary(self, req, *args, **kwargs)
+
+    if op.bulk:  # thousands of items parsed, planned and committed in one call: parsed paused too
+        wrapper = functools.wraps(fn)(gc_paused()(wrapper))
+    wrapper.__lance_ns_wrapped__ = True  # type: ignore[attr-defined]
+    wrapper.__lance_ns_checked__ = boundary  # type: ignore[attr-defined]
+    return wrapper
+
+
+def _at_boundary(fn: Callable, op: Operation) -> Callable:
+    """``fn`` with the operation boundary's net: every error leaves it as the spec's.  An
+    operation calling another through its public method passes that one's boundary too;
+    what leaves it is already the spec's error, which passes this one unchanged."""
+
+    def boundary(self, req, *args, **kwargs):
         try:
             return fn(self, req, *args, **kwargs)
         except pydantic.ValidationError as e:
@@ -193,28 +196,24 @@ def normalising(fn: Callable, op: Operation) -> Callable:
         except OSError as e:
             if is_name_too_long(e):
                 raise InvalidInputError(f"{op.op_id}: a name is too long for the storage") from None
-            if outermost and is_unreachable(e):  # the safety net: whatever path the call took
+            if is_unreachable(e):  # the safety net: whatever path the call took
                 raise unreachable_error(e) from e
-            raise self._boundary_error(e) if outermost else e
+            raise self._boundary_error(e)
         except LanceNamespaceError:
             raise
         except Exception as e:
             # The operation boundary's safety net: a backend client's error that reached it
             # untranslated (a data operation calling a catalog primitive) answers the
             # backend's own code for it, never 18 for a known condition.
-            raise self._boundary_error(e) if outermost else e
+            raise self._boundary_error(e)
         except BaseException as e:
             if is_panic(e):
                 raise InternalError(f"{op.op_id}: Lance failed unexpectedly") from e
             raise
-        finally:
-            if outermost:
-                _IN_OPERATION.reset(token)
 
     if op.bulk:  # thousands of items parsed, planned and committed in one call
-        wrapper = gc_paused()(wrapper)
-    wrapper.__lance_ns_wrapped__ = True  # type: ignore[attr-defined]
-    return wrapper
+        boundary = gc_paused()(boundary)
+    return boundary
 
 
 def parse_int(raw: str | None, what: str, minimum: int = 0) -> int | None:
@@ -328,6 +327,17 @@ class NamespaceBase(LanceNamespace):
 
     def get_table(self, request=None):
         return self.describe_table(request)
+
+    def call_checked(self, method: str, request: Any, *args: Any) -> Any:
+        """Operation ``method`` on a request model already checked as its public method
+        would (:func:`check_request` with this namespace's ``limits``): the REST server's
+        one path, which builds and checks every request itself, once."""
+        own = self.__dict__.get(method)  # set on the object itself (a test's stand-in): as it is
+        if own is not None:
+            return own(request, *args)
+        operation = getattr(type(self), method)
+        boundary = getattr(operation, "__lance_ns_checked__", None)
+        return boundary(self, request, *args) if boundary is not None else operation(self, request, *args)
 
     def call(self, op_id_or_method: str, request: Any = None, request_data: bytes | None = None):
         """Invoke an operation by OperationId or method name (used by the server and CLI)."""

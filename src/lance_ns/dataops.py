@@ -208,7 +208,7 @@ class DataOperations:
 
     def _described(self, table_id, **describe):
         """(location, storage options, DescribeTableResponse) of a table."""
-        resp = self.ns.describe_table(DescribeTableRequest(id=table_id, vend_credentials=False, **describe))
+        resp = self.ns.describe(DescribeTableRequest(id=table_id, vend_credentials=False, **describe))
         opts = dict(self.ns.storage_options)
         opts.update(resp.storage_options or {})
         if not resp.location:
@@ -282,13 +282,13 @@ class DataOperations:
         goes, and storage is not asked again."""
         if storage_reachable and storage.lance_version(location, opts) is not None:
             return
-        self.ns.deregister_table(DeregisterTableRequest(id=table_id))
+        self.ns.deregister(DeregisterTableRequest(id=table_id))
         if storage_reachable:
             storage.delete_location(location, opts)
 
     def _existing(self, table_id):
         try:
-            return self.ns.describe_table(DescribeTableRequest(id=table_id, check_declared=True, vend_credentials=False))
+            return self.ns.describe(DescribeTableRequest(id=table_id, check_declared=True, vend_credentials=False))
         except TableNotFoundError:
             return None
 
@@ -306,7 +306,7 @@ class DataOperations:
         existing, declared_here = self._existing(request.id), False
         if existing is None:
             try:
-                declared = self.ns.declare_table(DeclareTableRequest(
+                declared = self.ns.declare(DeclareTableRequest(
                     id=request.id, location=self._creation_location(request.id),
                     # the location is the namespace's choice even when it is a fresh sibling: owned
                     properties={storage.OWNED_KEY: "true", **(request.properties or {})}, vend_credentials=False))
@@ -360,7 +360,7 @@ class DataOperations:
     def _still_declared(self, table_id, location: str) -> bool:
         """Whether the table is still the one we are creating (same location)."""
         try:
-            return self.ns.describe_table(DescribeTableRequest(id=table_id, vend_credentials=False)).location == location
+            return self.ns.describe(DescribeTableRequest(id=table_id, vend_credentials=False)).location == location
         except (TableNotFoundError, NamespaceNotFoundError):
             return False
 
@@ -390,7 +390,7 @@ class DataOperations:
             if declared_here and self._still_declared(table_id, location):
                 existing = self._existing(table_id)
                 if existing is not None and existing.is_only_declared:
-                    self.ns.deregister_table(DeregisterTableRequest(id=table_id))
+                    self.ns.deregister(DeregisterTableRequest(id=table_id))
             raise
         return CreateTableResponse(location=location, version=ds.version, storage_options=opts or None)
 

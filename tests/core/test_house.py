@@ -118,3 +118,20 @@ def _private_reach_ins() -> list[str]:
 def test_no_object_reads_or_writes_another_objects_privates():
     found = _private_reach_ins()
     assert not found, f"{len(found)} reach-ins:\n" + "\n".join(found)
+
+
+def test_collaborators_call_no_public_operation_of_the_namespace():
+    """Inside an operation the rule layer's collaborators call each other's functions and
+    the namespace's rules (``ns.describe``, ``ns.declare``...), never its public, wrapped
+    operations: a request is checked once and meets one boundary."""
+    from lance_ns.base import OPERATIONS
+
+    operations = {op.method for op in OPERATIONS.values()}
+    found = []
+    for path in [SRC / "lance_ns" / "dataops.py", SRC / "lance_ns" / "tableops.py",
+                 *sorted((SRC / "lance_ns" / "catalog").glob("*.py"))]:
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in operations
+                    and ast.unparse(node.func.value) in ("self.ns", "ns", "self.namespace")):
+                found.append(f"{path.relative_to(SRC)}:{node.lineno} {ast.unparse(node.func)}")
+    assert not found, found

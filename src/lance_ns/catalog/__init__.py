@@ -221,6 +221,10 @@ class CatalogNamespace(NamespaceBase, CatalogStore):
             return False
         return is_lance_properties(table.properties)
 
+    def drop_refusal(self, ns: list[str]) -> str | None:
+        """Why DropNamespace of ``ns`` is refused whatever it holds (code 0), or None."""
+        return None
+
     def namespace_properties_in(self, properties: dict[str, str] | None) -> dict[str, str]:
         return dict(properties or {})
 
@@ -313,8 +317,14 @@ class CatalogNamespace(NamespaceBase, CatalogStore):
         answer from an index without building every table object)."""
         return sorted({t.name for t in self.list_table_entries(ns) if self.is_lance(t)})
 
-    @translating
     def describe_table(self, request):
+        resp = self.describe(request)
+        return self._vended(resp, resp.location, request)
+
+    @translating
+    def describe(self, request) -> DescribeTableResponse:
+        """DescribeTable's answer, credentials not vended: how the collaborators read a table
+        inside an operation (the request already checked, the boundary the operation's)."""
         ns, table = self.lance_table(request.id)
         opts = self.table_storage_options(table)
         resp = DescribeTableResponse(
@@ -331,7 +341,7 @@ class CatalogNamespace(NamespaceBase, CatalogStore):
         elif (request.load_detailed_metadata or request.version is not None or request.tag or request.check_declared
                 or request.branch):
             self.add_detail(resp, request, opts)
-        return self._vended(resp, table.location, request)
+        return resp
 
     def add_detail(self, resp, request, opts) -> None:
         """Version, schema and stats from the Lance table itself (pylance)."""
@@ -358,9 +368,15 @@ class CatalogNamespace(NamespaceBase, CatalogStore):
         refuse_blocking("looking for a table's versions")
         return bool(table.location) and storage.has_versions(table.location, self.table_storage_options(table))
 
-    @translating
     def declare_table(self, request):
-        """A metadata-only operation (the protocol: "without touching storage"): on a
+        resp = self.declare(request)
+        return self._vended(resp, resp.location, request)
+
+    @translating
+    def declare(self, request) -> DeclareTableResponse:
+        """DeclareTable's answer, credentials not vended (CreateTable declares through it).
+
+        A metadata-only operation (the protocol: "without touching storage"): on a
         catalog it makes no storage call at all, so it works where the catalog can be
         reached and the data cannot.  The location is checked against what the catalog
         knows (:func:`.locations.checked` with ``metadata_only``); the directory
@@ -371,7 +387,7 @@ class CatalogNamespace(NamespaceBase, CatalogStore):
         ns, table = self.declared_entry(request)
         self.create_table_entry(ns, table)
         self.after_declare(ns, table)
-        return self._vended(self.declare_response(table), table.location, request)
+        return self.declare_response(table)
 
     def declared_entry(self, request, namespaces: dict | None = None) -> tuple[list[str], CatalogTable]:
         """The table object DeclareTable stores for ``request``, checked; nothing is written.
@@ -409,8 +425,12 @@ class CatalogNamespace(NamespaceBase, CatalogStore):
         resp = self.data_ops.create_table(request, request_data)
         return self._vended(resp, resp.location, request)
 
-    @translating
     def deregister_table(self, request):
+        return self.deregister(request)
+
+    @translating
+    def deregister(self, request) -> DeregisterTableResponse:
+        """DeregisterTable's answer (a failed CreateTable takes back its declaration through it)."""
         ns, table = self.lance_table(request.id)
         self.remove_table_entry(ns, table)
         self.after_deregister(ns, table)

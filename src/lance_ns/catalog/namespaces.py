@@ -94,6 +94,9 @@ class NamespaceOperations:
     @translating
     def drop_namespace(self, request):
         ns = request.id or []
+        refusal = self.ns.drop_refusal(ns)
+        if refusal:  # before anything is read: what is refused at that level is refused outright
+            raise UnsupportedOperationError(refusal)
         mode = DropMode.parse(request.mode, DropMode.FAIL)
         behavior = DropBehavior.parse(request.behavior, DropBehavior.RESTRICT)
         if not ns:

@@ -186,10 +186,9 @@ CONTRACT: dict[str, str] = {
     "batch_reads": "around a batch's checks: ask the catalog for its latest state once (dir: one manifest check)",
     "after_register": "after a registered table's entry is stored",
     "after_deregister": "after a deregistered table's entry is removed",
-    # -- operations a backend extends, calling the shared one
-    "declare_table": "dir: a root directory still holding a deregistered table is refused first",
-    "list_tables": "dir: a continuation page reuses the remote root listing",
-    "drop_namespace": "unity: catalogs are refused before the shared algorithm runs",
+    "drop_refusal": "why DropNamespace of a namespace is refused outright (unity: its catalogs)",
+    # -- an operation's body a backend extends, calling the shared one (never a public operation)
+    "declare": "DeclareTable's body (dir: a root directory still holding a deregistered table is refused first)",
     # -- settings (class attributes; an instance may set them from its properties)
     "lance_table_kind": "the catalog table kind a Lance table must have (None: not checked)",
     "table_depths": "namespace depths that hold tables (None: any depth >= min_table_depth)",

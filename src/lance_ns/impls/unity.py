@@ -226,12 +226,12 @@ class UnityNamespace(CatalogNamespace):
                 raise NamespaceNotEmptyError(f"namespace {to_string(ns)!r} is not empty: {e.message}") from e
             raise
 
-    def drop_namespace(self, request):
-        # Catalogs are not ours to drop (see the module docstring); refuse before
-        # the shared algorithm looks at what the catalog holds.
-        if request.id is not None and len(request.id) == 1:
-            raise UnsupportedOperationError("Unity catalogs cannot be dropped through Lance; drop schemas (catalog.schema)")
-        return super().drop_namespace(request)
+    def drop_refusal(self, ns):
+        # Catalogs are not ours to drop (see the module docstring): refused before the
+        # shared algorithm looks at what the catalog holds.
+        if len(ns) == 1:
+            return "Unity catalogs cannot be dropped through Lance; drop schemas (catalog.schema)"
+        return None
 
     # -- tables -------------------------------------------------------------------
     def _table(self, info: dict) -> CatalogTable:

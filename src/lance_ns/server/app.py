@@ -292,7 +292,7 @@ class NamespaceApp:
                          *(request.header(h) for _, h in _CONTEXT_HEADERS))
                 req = self._known.get(known)
                 if req is not None:  # this very request was built and checked before
-                    return await self._call(route, req, None, request.scope, True)
+                    return await self._call(route, req, None, request.scope)
             fields = self._json_fields(request, raw)
             if route.body_field:  # the body is the field's value itself (a bare map)
                 fields = {route.body_field: fields}
@@ -348,11 +348,10 @@ class NamespaceApp:
         return await self._call(route, self.pipeline.model(op, fields), data, request.scope)
 
     # -- model -> backend -> response -------------------------------------------------
-    async def _call(self, route: R.Route, req: Any, data: bytes | None, scope: dict,
-                    checked: bool = False) -> Answer:
+    async def _call(self, route: R.Route, req: Any, data: bytes | None, scope: dict) -> Answer:
         """Run the operation through the pipeline for the request of ``scope`` (its
         principal; the backend's time is left there) and render its answer."""
-        result = await self.pipeline.call(scope.get(PRINCIPAL, A.ANONYMOUS), route, req, data, scope, checked)
+        result = await self.pipeline.call(scope.get(PRINCIPAL, A.ANONYMOUS), route, req, data, scope)
         if route.response == "arrow":
             payload = result if isinstance(result, (bytes, bytearray)) else getattr(result, "data", None)
             if isinstance(payload, str):

@@ -27,7 +27,6 @@ from ..base import (
     NamespaceBase,
     Operation,
     WouldBlock,
-    call_checked,
     check_request,
     coerce_request,
     is_panic,
@@ -93,12 +92,10 @@ def _call_shielded(fn, *args):
 _WOULD_BLOCK = object()
 
 
-def _answer_inline(fn, req, checked: bool):
+def _answer_inline(fn, req):
     """A read the backend answers from memory, on the event loop; _WOULD_BLOCK when it
     would have to wait (storage, a lock), so that the caller runs it on a thread."""
     try:
-        if checked:
-            return on_event_loop(_call_shielded, call_checked, fn, req)
         return on_event_loop(_call_shielded, fn, req)
     except WouldBlock:
         return _WOULD_BLOCK
@@ -109,8 +106,10 @@ class Pipeline:
 
     def __init__(self, namespace: LanceNamespace, settings: ServerSettings):
         self.namespace = namespace
-        #: our namespaces check every request once themselves (lance_ns.base.normalising)
-        self._checks_requests = isinstance(namespace, NamespaceBase)
+        #: every request is checked here, once, with the backend's limits too (:meth:`model`);
+        #: ours then run it past their own check (NamespaceBase.call_checked)
+        self._ours = isinstance(namespace, NamespaceBase)
+        self._backend_limits = getattr(namespace, "limits", None) if self._ours else None
         self.limits = settings.limits
         self.auth_file = A.AuthFile(settings.auth_file) if settings.auth_file else None
         self._tokens = [settings.auth_token.encode()] if settings.auth_token else []
@@ -211,8 +210,10 @@ class Pipeline:
                     raise InvalidInputError(f"{op.op_id} {field} must be one of {names}, got {fields[field]!r}")
         model = coerce_request(fields, op.request)  # first: an id that is not a list of strings is 13
         self.limits.check_request(model)  # the server's own limits (--max-property-bytes...)
-        if not self._checks_requests:  # a backend that is not ours gets valid ids too
-            check_request(model)
+        if self._backend_limits is not None:
+            check_request(model, self._backend_limits)  # what our backend's own method would check
+        else:
+            check_request(model)  # a backend that is not ours gets valid ids too
         return model
 
     # -- run -------------------------------------------------------------------------------
@@ -239,11 +240,11 @@ class Pipeline:
             slots.release()
 
     async def call(self, principal: A.Principal, route: R.Route, req: Any, data: bytes | None = None,
-                   scope: dict | None = None, checked: bool = False) -> Any:
-        """Run the operation of ``route`` for ``principal`` (``checked``: ``req`` was checked
-        before) and return its result as the principal may see it.  The backend's time is
-        added up in ``scope`` (a request's, for the metrics)."""
-        fn = getattr(self.namespace, route.op.method)
+                   scope: dict | None = None) -> Any:
+        """Run the operation of ``route`` for ``principal`` on ``req``, a request :meth:`model`
+        built and checked, and return its result as the principal may see it.  The backend's
+        time is added up in ``scope`` (a request's, for the metrics)."""
+        fn = self._operation(route.op.method)
         mutating = not A.is_read_method(route.op.method)
         try:
             need = self.authorize(principal, route, req)
@@ -256,9 +257,9 @@ class Pipeline:
                 if route.op.method not in self.inline_methods:
                     result = await (self.run(fn, req, data) if route.op.has_data else self.run(fn, req))
                 else:
-                    result = _answer_inline(fn, req, checked)
-                    if result is _WOULD_BLOCK:  # checked already: not again on the thread
-                        result = await self.run(call_checked, fn, req)
+                    result = _answer_inline(fn, req)
+                    if result is _WOULD_BLOCK:
+                        result = await self.run(fn, req)
             finally:
                 if scope is not None:
                     scope[BACKEND_SECONDS] = scope.get(BACKEND_SECONDS, 0.0) + time.perf_counter() - start
@@ -269,6 +270,13 @@ class Pipeline:
         if mutating:
             self._audit(principal, route, req, "ok")
         return self.visible(principal, route, req, self.without_own_secrets(result))
+
+    def _operation(self, method: str):
+        """The backend's operation ``method`` for a request :meth:`model` checked: ours past
+        their own check of it (it was just made here), any other namespace's as it is."""
+        if self._ours:
+            return functools.partial(self.namespace.call_checked, method)
+        return getattr(self.namespace, method)
 
     @staticmethod
     def _audit(principal: A.Principal, route: R.Route, req: Any, outcome: str) -> None:

@@ -418,11 +418,11 @@ class DirectoryNamespace(CatalogNamespace):
             return self.manifest.children(object_id(ns), TABLE)
         return self._root_listing(getattr(self._paging, "continuation", False))[0]
 
-    def list_tables(self, request):
+    def lance_table_page(self, ns, limit, page_token, keep=None):
         # a continuation page reuses a remote root listing longer (consistent pages)
-        self._paging.continuation = bool(request.page_token)
+        self._paging.continuation = bool(page_token)
         try:
-            return super().list_tables(request)
+            return super().lance_table_page(ns, limit, page_token, keep)
         finally:
             self._paging.continuation = False
 
@@ -528,14 +528,14 @@ class DirectoryNamespace(CatalogNamespace):
             self.files.write(storage.join(table.location, DEREGISTERED), MARKER_BODY)
 
     # -- the layout's marker files --------------------------------------------------------
-    def declare_table(self, request):
+    def declare(self, request):
         if request.location is None and self.manifest is not None:
             ns, name = split_table_id(request.id)
             if not ns and self.files.exists(self._root_dir(name)) and self.get_table_entry(ns, name) is None:
                 raise TableAlreadyExistsError(
                     f"{self._root_dir(name)!r} already holds a (deregistered) table; register it or drop its directory"
                 )
-        return super().declare_table(request)
+        return super().declare(request)
 
     def after_declare(self, ns, table):
         marker = storage.join(table.location, RESERVED)
