@@ -10,22 +10,44 @@ import pytest
 
 from lance_ns.walk import drop_tree
 
-from .backends import Ctx, discover
+from .backends import Ctx, discover, shown_facts
 
 _BACKENDS = discover()
 
 
+def why_not(b, metafunc) -> str | None:
+    """Why test ``metafunc`` does not apply to backend ``b`` (None: it does)."""
+    module = metafunc.module.__name__.rsplit(".", 1)[-1]
+    if b.modules is not None and module not in b.modules:
+        return f"{b.name} joins only {sorted(b.modules)}"
+    if b.servers < getattr(metafunc.module, "MIN_SERVERS", 1):
+        return "needs several servers"
+    for mark in metafunc.definition.iter_markers("needs"):
+        reason = b.why_not(mark.args)
+        if reason:
+            return reason
+    for mark in metafunc.definition.iter_markers("applies"):
+        applies, reason = mark.args
+        if not applies(b):
+            return reason
+    limit = b.race_limits.get(metafunc.definition.originalname)
+    if limit:
+        return f"server limit: {limit}"
+    return None
+
+
 def pytest_generate_tests(metafunc):
-    if "backend" in metafunc.fixturenames:
-        module = metafunc.module.__name__.rsplit(".", 1)[-1]
-        servers = getattr(metafunc.module, "MIN_SERVERS", 1)
-        metafunc.parametrize(
-            "backend",
-            [pytest.param(b, id=b.name, marks=b.marks) for b in _BACKENDS
-             if (b.modules is None or module in b.modules) and b.servers >= servers],
-            indirect=True,
-            scope="session",
-        )
+    if "backend" not in metafunc.fixturenames:
+        return
+    applicable = [b for b in _BACKENDS if why_not(b, metafunc) is None]
+    pairs = getattr(metafunc.module, "combinations", None)
+    if pairs is not None:  # the module pairs each backend with what applies to it (test_scenario's checks)
+        names, values = pairs(applicable)
+        metafunc.parametrize(names, [pytest.param(b, *rest, id="-".join([b.name, *map(str, rest)]), marks=b.marks)
+                                     for b, *rest in values], indirect=["backend"], scope="session")
+        return
+    metafunc.parametrize("backend", [pytest.param(b, id=b.name, marks=b.marks) for b in applicable],
+                         indirect=True, scope="session")
 
 
 @pytest.fixture(scope="session")
@@ -39,8 +61,14 @@ def backend(request, _started, tmp_path_factory) -> Ctx:
     stack, cache = _started
     b = request.param
     if b.name not in cache:
-        cache[b.name] = stack.enter_context(b.start(tmp_path_factory.mktemp(b.name)))
-    return cache[b.name]
+        ctx = stack.enter_context(b.start(tmp_path_factory.mktemp(b.name)))
+        ctx.race_limits = b.race_limits
+        cache[b.name] = (ctx, shown_facts(ctx))
+    ctx, shown = cache[b.name]
+    if shown != b.facts:  # what the suite generated from is not what started: no test of it means anything
+        pytest.fail(f"backend {b.name} declares {sorted(b.facts)} but shows {sorted(shown)}: "
+                    f"missing {sorted(b.facts - shown)}, undeclared {sorted(shown - b.facts)}", pytrace=False)
+    return ctx
 
 
 @pytest.fixture(autouse=True)
@@ -50,9 +78,6 @@ def _departures(request):
         return
     ctx = request.getfixturevalue("backend")
     name = request.node.originalname
-    limit = ctx.race_limits.get(name)
-    if limit:
-        pytest.skip(f"server limit: {limit}")
     if name == "test_scenario":  # one test per scenario check: the check's own name
         name = f"scenario:{request.node.callspec.params['check']}"
     reason = ctx.departures.get(name)

@@ -74,12 +74,6 @@ def rows(i: int) -> pa.Table:
     return pa.table({"id": pa.array(range(i + 1), pa.int64()), "who": [f"writer{i}"] * (i + 1)})
 
 
-def need(scope, *caps):
-    missing = [c for c in caps if not scope.has(c)]
-    if missing:
-        pytest.skip(f"backend lacks {', '.join(missing)}")
-
-
 def sibling(scope) -> list[str]:
     """A namespace name free for a race (inside the suite's namespace when the backend nests)."""
     name = f"r{uuid.uuid4().hex[:8]}"
@@ -180,8 +174,8 @@ def test_declare_table_race(scope):
             assert c.describe_table({"id": tid}).properties.get("who") == str(winner)
 
 
+@pytest.mark.needs("data")
 def test_create_table_race(scope):
-    need(scope, "data")
     c = scope.client
     for r in rounds(scope):
         tid = scope.child(f"create{r}")
@@ -191,9 +185,9 @@ def test_create_table_race(scope):
         c.describe_table({"id": tid})
 
 
+@pytest.mark.needs("data")
 def test_create_declared_table_race(scope):
     """A declared table created by several clients at once: the first commit decides."""
-    need(scope, "data")
     c = scope.client
     for r in rounds(scope):
         tid = scope.child(f"declcreate{r}")
@@ -203,8 +197,8 @@ def test_create_declared_table_race(scope):
         assert count_rows(scope, tid) == winner + 1
 
 
+@pytest.mark.needs("data", "register")
 def test_register_table_race(scope):
-    need(scope, "data", "register")
     c = scope.client
     for r in rounds(scope):
         tid = scope.child(f"reg{r}")

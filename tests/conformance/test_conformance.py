@@ -65,9 +65,8 @@ def test_missing_namespace_is_not_found(scope):
     assert code_of(c.declare_table, {"id": missing + ["t"]}) == 1
 
 
+@pytest.mark.needs("ns_properties")
 def test_namespace_properties_round_trip(scope):
-    if not scope.has("ns_properties"):
-        pytest.skip("backend stores no namespace properties")
     c = scope.client
     ns = scope.ctx.parent + [scope.id[-1] + "_p"]
     try:
@@ -111,18 +110,16 @@ def test_unknown_modes_are_invalid_input(scope, field, value):
     c.namespace_exists({"id": scope.id})  # still there
 
 
+@pytest.mark.needs("at_root")
 def test_root_cannot_be_created_or_dropped(scope):
     c = scope.client
-    if scope.ctx.parent:
-        pytest.skip("backend's namespaces live below a fixed parent")
     assert code_of(c.create_namespace, {"id": []}) == 13
     assert code_of(c.drop_namespace, {"id": []}) == 13
 
 
+@pytest.mark.needs("nested")
 def test_nested_namespaces(scope):
     c = scope.client
-    if not scope.has("nested"):
-        pytest.skip("backend has no namespace level below the suite's namespace")
     c.create_namespace({"id": scope.child("inner")})
     assert c.list_namespaces({"id": scope.id}).namespaces == ["inner"]
     c.declare_table({"id": scope.child("inner", "t")})
@@ -131,10 +128,9 @@ def test_nested_namespaces(scope):
     assert code_of(c.create_namespace, {"id": scope.child("nope", "x")}) == 1
 
 
+@pytest.mark.needs("nested")
 def test_namespace_paging(scope):
     c = scope.client
-    if not scope.has("nested"):
-        pytest.skip("backend has no namespace level below the suite's namespace")
     names = [f"ns{i:02d}" for i in range(7)]
     for n in reversed(names):
         c.create_namespace({"id": scope.child(n)})
@@ -182,9 +178,8 @@ def test_missing_table_is_not_found(scope):
     assert code_of(c.deregister_table, {"id": scope.child("ghost")}) == 4
 
 
+@pytest.mark.needs("table_properties")
 def test_table_properties_round_trip(scope):
-    if not scope.has("table_properties"):
-        pytest.skip("backend stores no table properties")
     c = scope.client
     c.declare_table({"id": scope.child("p"), "properties": {"team": "ml"}})
     props = c.describe_table({"id": scope.child("p")}).properties
@@ -235,9 +230,8 @@ def test_drop_namespace_restrict_and_cascade(scope):
         c.table_exists({"id": scope.child("t")})
 
 
+@pytest.mark.needs("data")
 def test_write_and_read_through_namespace(scope):
-    if not scope.has("data"):
-        pytest.skip("backend's table locations are not writable here")
     c = scope.client
     tid = scope.child("data")
     lance.write_dataset(sample(10), namespace_client=c, table_id=tid, mode="create")
@@ -250,9 +244,8 @@ def test_write_and_read_through_namespace(scope):
     assert "data" in c.list_tables({"id": scope.id}).tables
 
 
+@pytest.mark.needs("data", "detail")
 def test_detailed_metadata(scope):
-    if not (scope.has("data") and scope.has("detail")):
-        pytest.skip("backend returns no detailed metadata")
     c = scope.client
     tid = scope.child("detail")
     lance.write_dataset(sample(4), namespace_client=c, table_id=tid, mode="create")
@@ -265,9 +258,8 @@ def test_detailed_metadata(scope):
     assert code_of(c.describe_table, {"id": tid, "version": 99, "load_detailed_metadata": True}) == 11
 
 
+@pytest.mark.needs("data", "register")
 def test_deregister_keeps_data_and_register_brings_it_back(scope):
-    if not (scope.has("data") and scope.has("register")):
-        pytest.skip("backend cannot register existing locations here")
     c = scope.client
     tid = scope.child("reg")
     lance.write_dataset(sample(6), namespace_client=c, table_id=tid, mode="create")
@@ -285,9 +277,8 @@ def test_deregister_keeps_data_and_register_brings_it_back(scope):
     assert "reg2" not in c.list_tables({"id": scope.id}).tables
 
 
+@pytest.mark.needs("data")
 def test_drop_table_removes_entry_and_data(scope):
-    if not scope.has("data"):
-        pytest.skip("backend's table locations are not writable here")
     c = scope.client
     tid = scope.child("gone")
     lance.write_dataset(sample(3), namespace_client=c, table_id=tid, mode="create")
@@ -298,9 +289,8 @@ def test_drop_table_removes_entry_and_data(scope):
         lance.dataset(location, storage_options=scope.ctx.storage_options or None)
 
 
+@pytest.mark.needs("data")
 def test_declared_table_then_create_with_pylance(scope):
-    if not scope.has("data"):
-        pytest.skip("backend's table locations are not writable here")
     c = scope.client
     tid = scope.child("declared")
     c.declare_table({"id": tid})
@@ -325,9 +315,8 @@ def _two_versions(scope, name):
     return tid
 
 
+@pytest.mark.needs("data", "detail")
 def test_describe_table_at_a_tag_is_the_tags_version(scope):
-    if not (scope.has("data") and scope.has("detail")):
-        pytest.skip("backend returns no detailed metadata")
     c = scope.client
     tid = _two_versions(scope, "tagged")
     lance.dataset(namespace_client=c, table_id=tid).tags.create("first", 1)
@@ -337,9 +326,8 @@ def test_describe_table_at_a_tag_is_the_tags_version(scope):
     assert code_of(c.describe_table, {"id": tid, "tag": "no_such_tag"}) == 8
 
 
+@pytest.mark.needs("data")
 def test_table_exists_at_a_missing_version_is_version_not_found(scope):
-    if not scope.has("data"):
-        pytest.skip("backend's table locations are not writable here")
     c = scope.client
     tid = scope.child("one_version")
     lance.write_dataset(sample(2), namespace_client=c, table_id=tid, mode="create")
@@ -348,9 +336,8 @@ def test_table_exists_at_a_missing_version_is_version_not_found(scope):
     c.table_exists({"id": tid})
 
 
+@pytest.mark.needs("data")
 def test_list_tables_without_declared_tables(scope):
-    if not scope.has("data"):
-        pytest.skip("backend's table locations are not writable here")
     c = scope.client
     c.declare_table({"id": scope.child("declared_only")})
     lance.write_dataset(sample(2), namespace_client=c, table_id=scope.child("with_data"), mode="create")
@@ -374,9 +361,8 @@ def _victim(scope, name="victim"):
     return tid, location, intact
 
 
+@pytest.mark.needs("data")
 def test_locations_equal_to_or_inside_another_table_are_refused(scope):
-    if not scope.has("data"):
-        pytest.skip("backend's table locations are not writable here")
     c = scope.client
     _, location, intact = _victim(scope)
     for loc in (location, location + "/_versions", location + "/data", location + "/sub/t.lance"):
@@ -387,9 +373,8 @@ def test_locations_equal_to_or_inside_another_table_are_refused(scope):
     intact()
 
 
+@pytest.mark.needs("data")
 def test_a_location_containing_another_table_is_refused(scope):
-    if not scope.has("data"):
-        pytest.skip("backend's table locations are not writable here")
     c = scope.client
     _, location, intact = _victim(scope)
     parent = location.rstrip("/").rsplit("/", 1)[0]
@@ -414,9 +399,8 @@ def _rows_at(scope, location):
     return lance.dataset(location, storage_options=scope.ctx.storage_options or None).count_rows()
 
 
+@pytest.mark.needs("data", "register")
 def test_dropping_a_registered_table_keeps_its_data(scope):
-    if not (scope.has("data") and scope.has("register")):
-        pytest.skip("backend cannot register existing locations here")
     c = scope.client
     alias, location = _registered_alias(scope)
     c.drop_table({"id": alias})
@@ -424,9 +408,8 @@ def test_dropping_a_registered_table_keeps_its_data(scope):
     assert _rows_at(scope, location) == 3
 
 
+@pytest.mark.needs("data", "register", "cascade")
 def test_cascade_drop_keeps_the_data_of_registered_tables(scope):
-    if not (scope.has("data") and scope.has("register") and scope.has("cascade")):
-        pytest.skip("backend cannot register existing locations or cascade here")
     c = scope.client
     _, location = _registered_alias(scope)
     lance.write_dataset(sample(2), namespace_client=c, table_id=scope.child("own"), mode="create")
@@ -438,13 +421,9 @@ def test_cascade_drop_keeps_the_data_of_registered_tables(scope):
         _rows_at(scope, own)  # the namespace's own table went with it
 
 
+# (purge is a lance-ns request context entry: pylance's clients do not send it)
+@pytest.mark.needs("data", "register", "ours")
 def test_purge_drops_the_data_of_a_registered_table(scope):
-    if not (scope.has("data") and scope.has("register")):
-        pytest.skip("backend cannot register existing locations here")
-    from lance_ns.base import NamespaceBase
-
-    if not isinstance(scope.client, NamespaceBase):
-        pytest.skip("purge is a lance-ns request context entry; pylance's clients do not send it")
     c = scope.client
     alias, location = _registered_alias(scope)
     c.drop_table({"id": alias, "context": {"purge": "true"}})
@@ -471,14 +450,13 @@ def _written_outside(scope, name: str, sibling: bool = False) -> tuple[list[str]
     return tid, location
 
 
+@pytest.mark.needs("data", "register")
 @pytest.mark.parametrize("where", ["default", "sibling"])
 def test_a_dataset_registered_at_a_location_we_would_choose_survives_drops(scope, where):
     """Ownership is recorded when a table is made, never read off its path: a dataset
     written outside lance-ns and registered at the table's default location (or at a
     sibling-shaped one) keeps every row through DropTable and through a Cascade
     DropNamespace; purge is the way to delete it on purpose."""
-    if not (scope.has("data") and scope.has("register")):
-        pytest.skip("backend cannot register existing locations here")
     c = scope.client
     tid, location = _written_outside(scope, "precious", sibling=where == "sibling")
     c.drop_table({"id": tid})
@@ -498,11 +476,10 @@ def test_a_dataset_registered_at_a_location_we_would_choose_survives_drops(scope
             _rows_at(scope, location)
 
 
+@pytest.mark.needs("data")
 def test_a_table_the_namespace_made_loses_its_data_on_drop(scope):
     """The other side of the record: a table lance-ns made (CreateTable through pylance's
     write, and a declared one written later) is owned, wherever the namespace put it."""
-    if not scope.has("data"):
-        pytest.skip("pylance cannot write table data through this backend here")
     c = scope.client
     made, declared = scope.child("made"), scope.child("declared")
     lance.write_dataset(sample(2), namespace_client=c, table_id=made, mode="create")
@@ -584,14 +561,12 @@ def test_a_location_is_answered_in_one_spelling(scope):
             c.deregister_table({"id": tid})
 
 
+# (adopt runs on a backend itself: a REST client records no owners)
+@pytest.mark.needs("data", "register", "ours", "!rest")
 def test_an_adopted_table_loses_its_data_on_drop(scope):
     """``lance-ns table adopt`` (CatalogNamespace.adopt_table): a registered table whose data
     is handed over to lance-ns is deleted by a later DropTable, and says so once."""
-    if not (scope.has("data") and scope.has("register")):
-        pytest.skip("backend cannot register existing locations here")
-    adopt = getattr(scope.client, "adopt_table", None)
-    if adopt is None:
-        pytest.skip("adopt runs on a backend itself; a REST client records no owners")
+    adopt = scope.client.adopt_table
     tid, location = _written_outside(scope, "handed")
     assert adopt(tid) is True and adopt(tid) is False
     assert "lance_ns.owned" not in (scope.client.describe_table({"id": tid}).properties or {})

@@ -37,9 +37,8 @@ def test_managed_mode_is_held_or_refused(scope):
         scope.client.describe_table({"id": tid})
 
 
+@pytest.mark.needs("managed")
 def test_racing_commits_of_one_version_have_one_winner(scope):
-    if not scope.has("managed"):
-        pytest.skip("the backend declares no managed versioning: test_managed_mode_is_held_or_refused checks its refusal")
     tid = scope.child("race")
     c = scope.client
     c.declare_table({"id": tid, "properties": {"managed_versioning": "true"}})
@@ -69,13 +68,6 @@ def append_rounds(scope) -> int:
     return int(APPEND_ROUNDS) if APPEND_ROUNDS else scope.ctx.append_rounds or 20
 
 
-def _need_managed_data(scope):
-    if not scope.has("managed"):
-        pytest.skip("the backend declares no managed versioning: test_managed_mode_is_held_or_refused checks its refusal")
-    if not scope.has("data"):
-        pytest.skip("pylance cannot write table data through this backend here")
-
-
 def _assert_rounds(scope, kind: str, run) -> None:
     failures = []
     total = append_rounds(scope)
@@ -87,19 +79,19 @@ def _assert_rounds(scope, kind: str, run) -> None:
     assert not failures, f"{len(failures)} of {total} rounds lost or invented writes:\n" + "\n".join(failures)
 
 
+# (a backend without managed versioning: test_managed_mode_is_held_or_refused checks its refusal)
+@pytest.mark.needs("managed", "data")
 def test_concurrent_appends_lose_nothing(scope):
     """4 threads x 6 appends to one managed table through one client object (through a
     REST backend: 4 clients of one server): every acknowledged append held exactly once,
     versions 1..N, no Overwrite nobody asked for."""
-    _need_managed_data(scope)
     _assert_rounds(scope, "threads", lambda tid: appends.run_round(scope.ctx.connect, tid))
 
 
+@pytest.mark.needs("managed", "data", "spawn")
 def test_concurrent_appends_of_processes_lose_nothing(scope):
-    """The same race between 4 processes, each with a client of its own."""
-    _need_managed_data(scope)
-    if scope.ctx.spawn is None:
-        pytest.skip("the backend's catalog lives in this process: no other process can reach it")
+    """The same race between 4 processes, each with a client of its own (where another
+    process can reach the catalog: not ``memory``'s, which lives in this one)."""
     impl, props = scope.ctx.spawn
     with appends.ProcessWriters(impl, props) as writers:
         _assert_rounds(scope, "proc", lambda tid: appends.run_round(scope.ctx.connect, tid, processes=writers))

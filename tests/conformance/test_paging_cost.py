@@ -24,6 +24,9 @@ from lance_ns.catalog import CatalogNamespace
 
 TABLES, PAGE = 12, 3
 
+#: on catalog backends (not the directory, not a server in front of a backend: see above)
+pytestmark = pytest.mark.needs("catalog")
+
 #: backend -> why its pages cost the whole listing (strict xfail: the day it pages, say so)
 WHOLE_LISTINGS = {
     "glue": "Glue's GetTables cannot start at a name and promises no order (moto returns one page in "
@@ -35,9 +38,7 @@ def _tables_judged(scope, monkeypatch) -> tuple[list[str], list[str]]:
     """On a catalog backend (others skip): TABLES tables declared out of order, and the list
     the names of the table objects a listing judges from then on go to."""
     c = scope.client
-    if not isinstance(c, CatalogNamespace) or c.catalog_in_storage:
-        pytest.skip("not a catalog backend: a directory pages its manifest index (tests/dir/test_scale.py); "
-                    "a server in front of a backend is measured on that backend")
+    assert isinstance(c, CatalogNamespace) and not c.catalog_in_storage
     names = [f"p{i:03d}" for i in range(TABLES)]
     for table in reversed(names):  # created out of order: the pages are sorted by the namespace
         c.declare_table({"id": scope.child(table)})

@@ -21,9 +21,9 @@ def _direct_only(name: str, result) -> bool:
     return "direct" in CHECKS[name].needs and result.status == C.SKIP
 
 
+# (a third-party server's departures are judged by test_scenario.py)
+@pytest.mark.needs("!third_party")
 def test_every_table_operation_answers(backend):
-    if backend.third_party:
-        pytest.skip("a third-party server: its departures are judged by test_scenario.py")
     results = _results(backend)
     excused = set()  # a storage's documented departure (strict xfail in test_scenario) and what builds on it
     for n in NAMES:

@@ -21,6 +21,7 @@ import lance
 import pytest
 
 import lance_ns
+from tests.missing import missing
 
 # ~1 min on an idle machine; generous limits since several JVMs and Python workers start
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
@@ -30,7 +31,7 @@ DRIVERS = Path(__file__).with_name("remote_drivers.py")
 
 def _need_java() -> None:
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        pytest.skip("no Java runtime: a Spark cluster needs one")
+        missing("a Java runtime (a Spark cluster needs one)", "apt-get install -y openjdk-17-jre-headless")
 
 
 @pytest.fixture(scope="session")

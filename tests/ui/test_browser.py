@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from lance_ns.server import run_server_in_thread
+from tests.missing import missing
 
 from .conftest import HOSTILE_VALUE
 
@@ -33,14 +34,14 @@ def browser():
     try:
         from playwright.sync_api import Error, sync_playwright
     except ImportError:
-        pytest.skip("playwright is not installed (pip install 'lance-ns[test]')")
+        missing("playwright", "pip install 'lance-ns[test]'")
     if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
-        pytest.skip(f"no Chromium at {CHROMIUM}: apt-get install -y chromium (.ci/run does this when it can)")
+        missing(f"Chromium at {CHROMIUM}", "apt-get install -y chromium, as .ci/run does")
     with sync_playwright() as p:
         try:
             chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         except Error as e:
-            pytest.skip(f"Chromium at {CHROMIUM} does not start here: {str(e).splitlines()[0]}")
+            missing(f"a Chromium that starts (at {CHROMIUM}: {str(e).splitlines()[0]})", "apt-get install -y chromium")
         yield chromium
         chromium.close()
 

@@ -8,12 +8,12 @@
 """
 
 from .model import FAIL, NS, OK, PASS, SKIP, Call, Check, CheckResult, Failed, Fn, Http, Skipped
-from .runner import CLEANUP, RESULT_NAMES, SETUP, Run, passed, run_checks, summary, unique_namespace
+from .runner import CLEANUP, RESULT_NAMES, SETUP, Run, passed, run_checks, summary, target_lacks, unique_namespace
 from .scenario import CHECKS, scenario
 from .targets import CAPABILITY_ATTRIBUTES, Target, capabilities
 
 __all__ = [
     "CAPABILITY_ATTRIBUTES", "CHECKS", "CLEANUP", "FAIL", "NS", "OK", "PASS", "RESULT_NAMES", "SETUP", "SKIP",
     "Call", "Check", "CheckResult", "Failed", "Fn", "Http", "Run", "Skipped", "Target", "capabilities",
-    "passed", "run_checks", "scenario", "summary", "unique_namespace",
+    "passed", "run_checks", "scenario", "summary", "target_lacks", "unique_namespace",
 ]

@@ -203,16 +203,26 @@ def _clip(x: object, n: int = 160) -> str:
 def _needs_met(check: Check, target: Target, run: Run) -> str | None:
     if check.after and check.after not in run.passed:
         return f"{check.after} did not pass"
+    reason = target_lacks(check, target)
+    if reason:
+        return reason
+    if "data" in check.needs and run.has_data is False:
+        return "no table with data could be created"
+    if "nested" in check.needs and run.nested is False:
+        return "the backend has no namespace level below the scenario's namespace (a flat catalog)"
+    return None
+
+
+def target_lacks(check: Check, target: Target) -> str | None:
+    """Why ``check`` cannot apply to ``target`` whatever the run finds (None: it may): what
+    the target is (REST or direct, with credentials or not) and what its class declares.
+    The test suite generates a backend's checks from this, before anything runs."""
     if "http" in check.needs and target.rest is None:
         return "needs a REST server (--uri)"
     if "direct" in check.needs and target.rest is not None:
         return "needs a direct (not REST) target: the protocol's body for this operation carries no such field"
     if "auth" in check.needs and target.anonymous is None:
         return "needs --auth-token"
-    if "data" in check.needs and run.has_data is False:
-        return "no table with data could be created"
-    if "nested" in check.needs and run.nested is False:
-        return "the backend has no namespace level below the scenario's namespace (a flat catalog)"
     lacking = sorted(check.needs & target.lacks)
     if lacking:
         return f"the backend declares it has no {', '.join(lacking)} (class attribute)"

@@ -8,6 +8,14 @@ backend needs (a real server where one can run here) and yields a
 ``Ctx.parent`` and removes them afterwards.
 
 Select backends with ``LANCE_NS_BACKENDS=dir-local,memory`` (default: all).
+
+The suite generates only the combinations that apply: a backend declares its
+:data:`CAPABILITIES` and :data:`FACTS` (``Backend.facts``), a test what it needs
+(``@pytest.mark.needs("data", "!rest")``, or ``@pytest.mark.applies(predicate, why)``),
+and a combination that cannot apply is never generated (not generated and then
+skipped).  A started backend must show exactly the facts it declares
+(:func:`shown_facts`), else each of its tests fails saying which: a backend that
+lost a capability cannot pass for one that never had it.
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ import os
 import pkgutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, ContextManager
+from typing import Callable, ContextManager, Iterable
 
 from lance_namespace import LanceNamespace
 
@@ -41,6 +49,19 @@ CAPABILITIES = {
 }
 
 
+#: what a test may need of a backend beyond its capabilities (true of the started backend,
+#: told by :func:`shown_facts`; declared up front in ``Backend.facts``)
+FACTS = {
+    "at_root": "the suite's namespaces are children of the root (no fixed parent namespace)",
+    "third_party": "a server or client that is not lance-ns",
+    "spawn": "another process can connect to the same catalog",
+    "ours": "the client is a lance-ns namespace object (it sends lance-ns's request context)",
+    "rest": "the client is lance-ns's REST client (the raw protocol checks run)",
+    "catalog": "the client is a catalog backend object itself (CatalogNamespace, not the directory)",
+    "directory": "the client is a directory namespace object itself",
+}
+
+
 def declared_caps(namespace: LanceNamespace, *environment: str) -> frozenset[str]:
     """The capabilities ``namespace``'s class declares (the same reading
     ``lance-ns check`` makes), plus what this test environment offers."""
@@ -59,8 +80,7 @@ class Ctx:
     storage_options: dict[str, str] = field(default_factory=dict)
     #: test name -> reason: where a third-party server departs from the spec
     departures: dict[str, str] = field(default_factory=dict)
-    #: test name -> reason: races a third-party server settles only sometimes
-    #: (test_concurrency.py); skipped, since a strict xfail would be flaky
+    #: the backend's Backend.race_limits (set when it starts: the tests read them here)
     race_limits: dict[str, str] = field(default_factory=dict)
     #: rounds of each race (test_concurrency.py; None: ``LANCE_NS_RACE_ROUNDS``, default 2)
     race_rounds: int | None = None
@@ -74,10 +94,33 @@ class Ctx:
     spawn: tuple[str, dict] | None = None
 
 
+def facts(words: str) -> frozenset[str]:
+    """A backend's declared facts, written as words: ``facts("data nested ours")``."""
+    return frozenset(words.split())
+
+
+def shown_facts(ctx: Ctx) -> frozenset[str]:
+    """The capabilities and :data:`FACTS` a started backend shows."""
+    from lance_ns.base import NamespaceBase
+    from lance_ns.catalog import CatalogNamespace
+    from lance_ns.impls.rest import RestNamespace
+
+    client = ctx.connect()
+    shown = {
+        "at_root": not ctx.parent, "third_party": ctx.third_party, "spawn": ctx.spawn is not None,
+        "ours": isinstance(client, NamespaceBase), "rest": isinstance(client, RestNamespace),
+        "catalog": isinstance(client, CatalogNamespace) and not client.catalog_in_storage,
+        "directory": isinstance(client, CatalogNamespace) and client.catalog_in_storage,
+    }
+    return frozenset(ctx.caps) | {fact for fact, true in shown.items() if true}
+
+
 @dataclass
 class Backend:
     name: str
     start: Callable[[Path], ContextManager[Ctx]]
+    #: its capabilities and FACTS, declared (what the suite generates from; checked at start)
+    facts: frozenset[str] = frozenset()
     marks: tuple = ()
     #: the test modules (their last dotted part) the backend joins; None: every one.  A
     #: backend that exists for one kind of check (several servers over one root: the
@@ -86,6 +129,27 @@ class Backend:
     #: how many servers answer the backend's clients (a test module asking for more with
     #: MIN_SERVERS is not generated for it)
     servers: int = 1
+    #: test name -> reason: races a third-party server settles only sometimes
+    #: (test_concurrency.py); not generated, since a strict xfail would be flaky
+    race_limits: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self):
+        unknown = set(self.facts) - CAPABILITIES - set(FACTS)
+        if unknown:
+            raise ValueError(f"backend {self.name} declares unknown facts {sorted(unknown)}")
+
+    def why_not(self, needs: Iterable[str]) -> str | None:
+        """Why a test needing ``needs`` (a fact, or ``!fact``: its absence) does not apply here."""
+        for need in needs:
+            absent = need.startswith("!")
+            fact = need[1:] if absent else need
+            if fact not in CAPABILITIES and fact not in FACTS:
+                raise ValueError(f"a test needs the unknown fact {fact!r}")
+            if absent and fact in self.facts:
+                return f"not where {FACTS.get(fact, f'the backend has {fact}')}"
+            if not absent and fact not in self.facts:
+                return f"needs {fact}"
+        return None
 
 
 def discover() -> list[Backend]:

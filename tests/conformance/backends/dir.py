@@ -17,7 +17,7 @@ from contextlib import contextmanager
 import lance_ns
 from tests.services.seaweedfs import seaweedfs_server
 
-from . import Backend, Ctx, declared_caps
+from . import Backend, Ctx, declared_caps, facts
 
 #: what this environment offers; "cascade" the class declares
 ENVIRONMENT = ("nested", "data", "detail", "ns_properties", "table_properties", "register")
@@ -49,4 +49,7 @@ def _s3(tmp):
         )
 
 
-BACKENDS = [Backend("dir-local", _local), Backend("dir-s3", _s3)]
+#: what a directory namespace object shows (the suite generates its tests from these)
+FACTS = facts("at_root cascade data detail directory managed nested ns_properties ours register spawn table_properties")
+
+BACKENDS = [Backend("dir-local", _local, FACTS), Backend("dir-s3", _s3, FACTS)]

@@ -14,7 +14,7 @@ import boto3
 import lance_ns
 from tests.services.moto import ACCOUNT_ID, REGION, client_kwargs, moto_server, s3_storage_options
 
-from . import Backend, Ctx, declared_caps
+from . import Backend, Ctx, declared_caps, facts
 
 BUCKET = "lance-glue-conformance"
 
@@ -42,13 +42,16 @@ def _start(tmp, **extra: str):
             scratch=f"s3://{BUCKET}/scratch",
             storage_options=opts,
             spawn=("glue", props),
-            race_limits={
-                "test_racing_commits_of_one_version_have_one_winner": (
-                    "moto ignores UpdateTable's VersionId (every racing update succeeds); Glue's "
-                    "compare-and-swap path is tested in tests/glue/test_managed_cas.py with botocore's Stubber"
-                ),
-            },
         )
 
 
-BACKENDS = [Backend("glue", _start)]
+RACE_LIMITS = {
+    "test_racing_commits_of_one_version_have_one_winner": (
+        "moto ignores UpdateTable's VersionId (every racing update succeeds); Glue's "
+        "compare-and-swap path is tested in tests/glue/test_managed_cas.py with botocore's Stubber"
+    ),
+}
+
+#: no "managed": moto ignores UpdateTable's VersionId, so the connection refuses managed tables there
+BACKENDS = [Backend("glue", _start, facts("at_root catalog data detail ns_properties ours register spawn table_properties"),
+                    race_limits=RACE_LIMITS)]

@@ -14,7 +14,7 @@ import pytest
 
 import lance_ns
 
-from . import Backend, Ctx, declared_caps
+from . import Backend, Ctx, declared_caps, facts
 
 ENVIRONMENT = ("data", "detail", "ns_properties", "table_properties", "register",)
 
@@ -34,7 +34,7 @@ def _start(impl, parent):
         ns = lance_ns.connect(impl, {"uri": hms.uri, "root": str(tmp / "tables"), "client.socket-timeout-ms": "30000"})
         try:
             yield Ctx(connect=lambda: ns, parent=parent, caps=declared_caps(ns, *ENVIRONMENT), scratch=str(tmp / "scratch"),
-                      race_limits=RACE_LIMITS, append_rounds=APPEND_ROUNDS)
+                      append_rounds=APPEND_ROUNDS)
         finally:
             ns.close()
 
@@ -56,6 +56,8 @@ RACE_LIMITS = {
 }
 
 HMS3_CATALOG = "lance_ci"
+#: what every hive backend shows (hive2's namespaces are also at the root: no catalog level)
+FACTS = "cascade catalog data detail managed ns_properties ours register table_properties"
 
 
 @contextmanager
@@ -68,7 +70,7 @@ def _start_hms3(tmp):
         assert ns.has_catalogs, "a Hive 3 metastore without the catalog API"
         ns.create_namespace({"id": [HMS3_CATALOG], "mode": "ExistOk"})
         yield Ctx(connect=lambda: ns, parent=[HMS3_CATALOG], caps=declared_caps(ns, *ENVIRONMENT),
-                  scratch=str(tmp / "scratch"), race_limits=HMS3_RACE_LIMITS, append_rounds=APPEND_ROUNDS)
+                  scratch=str(tmp / "scratch"), append_rounds=APPEND_ROUNDS)
         ns.drop_namespace({"id": [HMS3_CATALOG], "mode": "Skip", "behavior": "Cascade"})
     finally:
         ns.close()
@@ -89,8 +91,8 @@ HMS3_RACE_LIMITS = {
 }
 
 BACKENDS = [
-    Backend("hive2", _start("hive2", [])),
-    Backend("hive3", _start("hive3", ["hive"])),
+    Backend("hive2", _start("hive2", []), facts(f"at_root {FACTS}"), race_limits=RACE_LIMITS),
+    Backend("hive3", _start("hive3", ["hive"]), facts(FACTS), race_limits=RACE_LIMITS),
     # slow: its jars come from Maven Central (mvn) on first use; `make test-fast` runs without it
-    Backend("hive3-hms3", _start_hms3, marks=(pytest.mark.slow,)),
+    Backend("hive3-hms3", _start_hms3, facts(FACTS), marks=(pytest.mark.slow,), race_limits=HMS3_RACE_LIMITS),
 ]

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 import lance_ns
 
 from ...services.seaweedfs import seaweedfs_server
-from . import Backend, Ctx, declared_caps
+from . import Backend, Ctx, declared_caps, facts
 
 
 def client_properties(server) -> dict[str, str]:
@@ -55,7 +55,6 @@ def _start(tmp):
             ),
             storage_options=server.storage_options(),
             departures=DEPARTURES,
-            race_limits=RACE_LIMITS,
         )
 
 
@@ -154,7 +153,6 @@ def _start_ref(tmp):
             ),
             scratch=str(tmp / "scratch"),
             departures=REF_DEPARTURES,
-            race_limits=REF_RACE_LIMITS,
         )
 
 
@@ -179,4 +177,7 @@ REF_RACE_LIMITS = {
     ),
 }
 
-BACKENDS = [Backend("iceberg", _start), Backend("iceberg-ref", _start_ref)]
+FACTS = facts("catalog data detail drop_missing_ok managed nested ns_properties ours register table_properties")
+
+BACKENDS = [Backend("iceberg", _start, FACTS, race_limits=RACE_LIMITS),
+            Backend("iceberg-ref", _start_ref, FACTS, race_limits=REF_RACE_LIMITS)]

@@ -4,7 +4,7 @@ from contextlib import contextmanager
 
 import lance_ns
 
-from . import Backend, Ctx, declared_caps
+from . import Backend, Ctx, declared_caps, facts
 
 
 @contextmanager
@@ -18,4 +18,5 @@ def _start(tmp):
     )
 
 
-BACKENDS = [Backend("memory", _start)]
+BACKENDS = [Backend("memory", _start, facts("at_root cascade catalog data detail managed nested ns_properties ours "
+                                            "register table_properties"))]

@@ -20,7 +20,7 @@ from lance_ns.base import OPERATIONS, coerce_request
 from lance_ns.errors import InvalidInputError
 from lance_ns.server import run_server_in_thread
 
-from . import Backend, Ctx, declared_caps
+from . import Backend, Ctx, declared_caps, facts
 
 #: the served namespace's declared capabilities (its class: ours) plus this environment's
 _ENVIRONMENT = ("nested", "data", "detail", "ns_properties", "table_properties", "register")
@@ -249,7 +249,6 @@ def _pylance_server(tmp):
             caps=frozenset({"cascade", *_ENVIRONMENT}),
             scratch=str(tmp / "scratch-pylance"),
             departures=dict(PYLANCE_SERVER_DEPARTURES),
-            race_limits=PYLANCE_SERVER_RACE_LIMITS,
             third_party=True,
         )
         client.close()
@@ -258,7 +257,13 @@ def _pylance_server(tmp):
 
 
 BACKENDS = [
-    Backend("rest-ours", _ours),
-    Backend("rest-pylance-server", _pylance_server),
-    Backend("rest-pylance-client", _pylance_client),
+    Backend("rest-ours", _ours, facts("at_root cascade data detail managed nested ns_properties ours register rest "
+                                      "spawn table_properties")),
+    # pylance's DirectoryNamespace declares nothing: what the spec asks of it (no managed tables of its own)
+    Backend("rest-pylance-server", _pylance_server,
+            facts("at_root cascade data detail nested ns_properties ours register rest table_properties third_party"),
+            race_limits=PYLANCE_SERVER_RACE_LIMITS),
+    # pylance's client: not ours, so none of lance-ns's own request context (purge) and no raw protocol checks
+    Backend("rest-pylance-client", _pylance_client,
+            facts("at_root cascade data detail managed nested ns_properties register table_properties third_party")),
 ]

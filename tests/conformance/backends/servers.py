@@ -24,7 +24,7 @@ from tests.server.conftest import lance_ns_serve
 from tests.services.moto import moto_bucket
 from tests.services.seaweedfs import seaweedfs_server
 
-from . import Backend, Ctx, declared_caps
+from . import Backend, Ctx, declared_caps, facts
 from .dir import ENVIRONMENT
 
 SERVERS = 2
@@ -99,5 +99,7 @@ def _moto(tmp):
             yield _ctx(urls, root, storage, rounds=1)
 
 
-BACKENDS = [Backend("dir-s3-servers", _seaweed, modules=MODULES, servers=SERVERS),
-            Backend("dir-moto-servers", _moto, modules=MODULES, servers=SERVERS)]
+FACTS = facts("at_root cascade data detail managed nested ns_properties ours register rest spawn table_properties")
+
+BACKENDS = [Backend("dir-s3-servers", _seaweed, FACTS, modules=MODULES, servers=SERVERS),
+            Backend("dir-moto-servers", _moto, FACTS, modules=MODULES, servers=SERVERS)]

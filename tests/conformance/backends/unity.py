@@ -24,9 +24,11 @@ import pytest
 import lance_ns
 from tests.services.unity import PREFIX, unity_server
 
-from . import Backend, Ctx, declared_caps
+from . import Backend, Ctx, declared_caps, facts
 
 CATALOG = "lance_ci"
+#: what the unity backend shows, on the double and on the real server alike (no Cascade: see docs/backends.md)
+FACTS = facts("catalog data detail managed ns_properties ours register table_properties")
 ENVIRONMENT = ("data", "detail", "ns_properties", "table_properties", "register")
 
 
@@ -52,7 +54,7 @@ def _double(name: str, legacy: bool) -> Backend:
             ns.close()
             unity.server.check()
 
-    return Backend(name, start)
+    return Backend(name, start, FACTS)
 
 
 def real_server(version: str):
@@ -82,12 +84,11 @@ def _real(name: str, version: str) -> Backend:
                 caps=declared_caps(ns, *ENVIRONMENT),
                 scratch=str(tmp / "scratch"),
                 departures=DEPARTURES,
-                race_limits=RACE_LIMITS,
             )
         finally:
             ns.close()
 
-    return Backend(name, start)
+    return Backend(name, start, FACTS, race_limits=RACE_LIMITS)
 
 
 #: where the real server departs from the Lance spec in a way no client can undo (test name -> reason):
