@@ -208,10 +208,6 @@ class HiveMetastore:
         self.stop()
 
 
-_shared: HiveMetastore | None = None
-_shared_lock = threading.Lock()
-
-
 class ExternalMetastore:
     """A metastore someone else runs (``LANCE_NS_TEST_HMS_URI``): no stop/restart."""
 
@@ -223,29 +219,43 @@ class ExternalMetastore:
         self.running = True
 
 
+class SharedMetastore:
+    """The one metastore of a kind in this test process: started on first use and stopped
+    at exit, or the metastore someone else runs that ``env_var`` names (thrift://host:port)."""
+
+    def __init__(self, make, env_var: str, prefix: str):
+        self._make, self._env_var, self._prefix = make, env_var, prefix
+        self._server = None
+        self._lock = threading.Lock()
+
+    def get(self):
+        with self._lock:
+            if self._server is None and os.environ.get(self._env_var):
+                self._server = ExternalMetastore(os.environ[self._env_var])
+            if self._server is None:
+                workdir = tempfile.mkdtemp(prefix=self._prefix)
+                self._server = self._make(workdir)
+                atexit.register(self._stop, workdir)
+            if not self._server.running:
+                self._server.start()
+            return self._server
+
+    def _stop(self, workdir: str) -> None:
+        if not isinstance(self._server, ExternalMetastore):
+            self._server.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+_SHARED = SharedMetastore(HiveMetastore, "LANCE_NS_TEST_HMS_URI", "lance-ns-hms-")
+
+
 def shared_metastore() -> HiveMetastore:
     """The one metastore of this test process (started on first use, stopped at exit).
 
     With ``LANCE_NS_TEST_HMS_URI=thrift://host:port`` the tests use that metastore
     instead (quick iteration; the fault test, which must restart it, is skipped).
     """
-    global _shared
-    with _shared_lock:
-        if _shared is None and os.environ.get("LANCE_NS_TEST_HMS_URI"):
-            _shared = ExternalMetastore(os.environ["LANCE_NS_TEST_HMS_URI"])
-        if _shared is None:
-            workdir = tempfile.mkdtemp(prefix="lance-ns-hms-")
-            _shared = HiveMetastore(workdir)
-            atexit.register(_stop_shared, workdir)
-        if not _shared.running:
-            _shared.start()
-        return _shared
-
-
-def _stop_shared(workdir: str) -> None:
-    if isinstance(_shared, HiveMetastore):
-        _shared.stop()
-    shutil.rmtree(workdir, ignore_errors=True)
+    return _SHARED.get()
 
 
 if __name__ == "__main__":  # manual use: python -m tests.services.hms

@@ -39,16 +39,14 @@ exit (``LANCE_NS_TEST_HMS3_URI=thrift://host:port`` uses one someone else runs).
 
 from __future__ import annotations
 
-import atexit
 import os
 import shutil
 import subprocess
 import tempfile
-import threading
 import time
 from pathlib import Path
 
-from tests.services.hms import ExternalMetastore, HiveMetastore
+from tests.services.hms import HiveMetastore, SharedMetastore
 from tests.services.mvn import maven_classpath
 
 HERE = Path(__file__).parent
@@ -140,8 +138,7 @@ class Hive3Metastore(HiveMetastore):
         return cmd
 
 
-_shared: Hive3Metastore | ExternalMetastore | None = None
-_shared_lock = threading.Lock()
+_SHARED = SharedMetastore(Hive3Metastore, "LANCE_NS_TEST_HMS3_URI", "lance-ns-hms3-")
 
 
 def shared_hms3() -> Hive3Metastore:
@@ -149,23 +146,7 @@ def shared_hms3() -> Hive3Metastore:
 
     With ``LANCE_NS_TEST_HMS3_URI=thrift://host:port`` the tests use that metastore instead.
     """
-    global _shared
-    with _shared_lock:
-        if _shared is None and os.environ.get("LANCE_NS_TEST_HMS3_URI"):
-            _shared = ExternalMetastore(os.environ["LANCE_NS_TEST_HMS3_URI"])
-        if _shared is None:
-            workdir = tempfile.mkdtemp(prefix="lance-ns-hms3-")
-            _shared = Hive3Metastore(workdir)
-            atexit.register(_stop_shared, workdir)
-        if not _shared.running:
-            _shared.start()
-        return _shared
-
-
-def _stop_shared(workdir: str) -> None:
-    if isinstance(_shared, Hive3Metastore):
-        _shared.stop()
-    shutil.rmtree(workdir, ignore_errors=True)
+    return _SHARED.get()
 
 
 if __name__ == "__main__":  # manual use: python -m tests.services.hms3
