@@ -196,7 +196,10 @@ def _vector_column(ds) -> str:
 class DataOperations:
     """CreateTable, InsertInto..., indices, versions and tags of the namespace
     ``ns``.  Every operation with a ``branch`` field reads or writes that branch
-    of the table (pylance's branches: ``<location>/tree/<branch>``)."""
+    of the table (pylance's branches: ``<location>/tree/<branch>``).
+
+    ``request_data`` of the data operations is Arrow IPC bytes, or the table the REST
+    server's pipeline already decoded and checked from them (decoded once)."""
 
     def __init__(self, ns):
         self.ns = ns
@@ -293,7 +296,7 @@ class DataOperations:
             return None
 
     # -- create / insert / merge / update / delete ----------------------------------
-    def create_table(self, request, request_data: bytes):
+    def create_table(self, request, request_data):
         """Exactly one CreateTable of a name wins.  The catalog's declaration is
         atomic (one winner), and so is the first commit (see _first_version),
         which settles a declared table being created by several clients.  A
@@ -394,7 +397,7 @@ class DataOperations:
             raise
         return CreateTableResponse(location=location, version=ds.version, storage_options=opts or None)
 
-    def insert_into_table(self, request, request_data: bytes):
+    def insert_into_table(self, request, request_data):
         data = datasets.ipc_to_table(request_data, self.ns.limits.max_decoded_bytes)
         mode = WriteMode.parse(request.mode, WriteMode.APPEND)
         if mode not in (WriteMode.APPEND, WriteMode.OVERWRITE):
@@ -419,7 +422,7 @@ class DataOperations:
         ds = self._write(data, location, opts, mode.value)
         return InsertIntoTableResponse(num_inserted_rows=data.num_rows, version=ds.version)
 
-    def merge_insert_into_table(self, request, request_data: bytes):
+    def merge_insert_into_table(self, request, request_data):
         data = datasets.ipc_to_table(request_data, self.ns.limits.max_decoded_bytes)
         if request.timeout:
             _duration(request.timeout)  # refused before anything is written

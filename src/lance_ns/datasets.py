@@ -23,6 +23,7 @@ from .errors import (
     InternalError,
     InvalidInputError,
     LanceNamespaceError,
+    PayloadTooLargeError,
     PermissionDeniedError,
     TableAlreadyExistsError,
     TableNotFoundError,
@@ -105,10 +106,6 @@ def translated(location: str = ""):
         raise
 
 
-class DataTooLarge(InvalidInputError):
-    """Input over a configured size limit: code 13 (the server answers HTTP 413)."""
-
-
 #: Lance (arrow-rs) panics on buffers that are not aligned for their type, and an
 #: IPC stream only aligns buffers to 8 bytes (a decimal128 buffer needs 16): the
 #: reader copies every buffer that is not 64-byte aligned into fresh memory.
@@ -125,7 +122,12 @@ def ipc_to_table(data: bytes | bytearray | memoryview | None, max_decoded_bytes:
     decompressed (a few KB of zstd can declare gigabytes), and the data is fully
     validated: UTF-8, offsets, dictionary indices, column names (non-empty and
     unique at every level) and types Lance can store.
+
+    A table is returned as it is: the REST server's pipeline decodes and checks a body
+    once, here, and hands our backends the table (it is not decoded twice).
     """
+    if isinstance(data, pa.Table):
+        return data
     if not data:
         raise InvalidInputError("request body must be Arrow IPC stream data")
     buf = pa.py_buffer(data)
@@ -194,7 +196,7 @@ def check_decoded_size(stream: pa.Buffer, limit: int | None) -> int:
         for message in reader:
             total += _declared_size(message)
             if limit is not None and total > limit:
-                raise DataTooLarge(f"the Arrow data decodes to more than the limit of {limit} bytes")
+                raise PayloadTooLargeError(f"the Arrow data decodes to more than the limit of {limit} bytes")
     except (pa.ArrowException, ValueError, OSError, struct.error, IndexError) as e:
         raise InvalidInputError(f"request body is not Arrow IPC data: {e}") from None
     return total

@@ -34,3 +34,12 @@ HTTP_STATUS: dict[int, int] = {
     23: 409,  # TABLE_BRANCH_ALREADY_EXISTS
 }
 
+#: the HTTP statuses of conditions of the transport, each answered with a spec code in its
+#: body (lance_ns.errors: the classes of these conditions)
+TRANSPORT_STATUS: dict[str, int] = {
+    "payload_too_large": 413,  # code 13: a body (raw or decoded) over a configured limit
+    "request_timeout": 408,  # code 13: a body not received in time
+    "no_route": 404,  # code 0: no route of the protocol at that path
+    "method_not_allowed": 405,  # code 0: the path's route takes another HTTP method
+}
+

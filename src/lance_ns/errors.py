@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .error_codes import HTTP_STATUS
+from .error_codes import HTTP_STATUS, TRANSPORT_STATUS
 from lance_namespace.errors import (
     ConcurrentModificationError,
     ErrorCode,
@@ -48,6 +48,10 @@ __all__ = [
     "error_from_code",
     "http_status",
     "error_body",
+    "PayloadTooLargeError",
+    "RequestTimeoutError",
+    "NoRouteError",
+    "MethodNotAllowedError",
     # re-exported classes
     "UnsupportedOperationError",
     "NamespaceNotFoundError",
@@ -104,6 +108,30 @@ ERRORS: dict[int, ErrorInfo] = {
 }
 assert set(ERRORS) == set(HTTP_STATUS), "every code has a class and a status"
 
+class PayloadTooLargeError(InvalidInputError):
+    """Input over a configured size limit: code 13, answered HTTP 413 by the server."""
+
+
+class RequestTimeoutError(InvalidInputError):
+    """A request body not received in time: code 13, answered HTTP 408."""
+
+
+class NoRouteError(UnsupportedOperationError):
+    """No route of the protocol at a path: code 0, answered HTTP 404."""
+
+
+class MethodNotAllowedError(UnsupportedOperationError):
+    """A route asked with an HTTP method it does not take: code 0, answered HTTP 405."""
+
+
+#: the transport's conditions: their own HTTP status, their code's body
+_TRANSPORT_STATUS: tuple[tuple[type, int], ...] = (
+    (PayloadTooLargeError, TRANSPORT_STATUS["payload_too_large"]),
+    (RequestTimeoutError, TRANSPORT_STATUS["request_timeout"]),
+    (NoRouteError, TRANSPORT_STATUS["no_route"]),
+    (MethodNotAllowedError, TRANSPORT_STATUS["method_not_allowed"]),
+)
+
 #: HTTP status -> code, for peers that send a status without a usable body.
 _STATUS_FALLBACK: dict[int, int] = {
     400: 13, 401: 16, 403: 15, 404: 4, 406: 0, 409: 14, 429: 21, 503: 17,
@@ -128,6 +156,11 @@ def code_of(exc: BaseException) -> int:
 
 
 def http_status(exc_or_code: BaseException | int) -> int:
+    """The HTTP status of an error (or code): the transport's own conditions', else its code's."""
+    if not isinstance(exc_or_code, int):
+        for kind, status in _TRANSPORT_STATUS:
+            if isinstance(exc_or_code, kind):
+                return status
     code = exc_or_code if isinstance(exc_or_code, int) else code_of(exc_or_code)
     info = ERRORS.get(code)
     return info.http_status if info else 500

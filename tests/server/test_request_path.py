@@ -1,14 +1,16 @@
 """The server does transport only (issue 16 item 5): an HTTP request's
-identifier is validated once, by the operation wrapper of our namespaces
-(``lance_ns.base.normalising``), or by the server for a backend that is not
-ours; never again by the server, the backend or the operations an operation
-calls itself (InsertIntoTable describes its table, DropTable finds it...)."""
+identifier is validated once, by the server's pipeline (with the backend's own
+limits, for ours), never again by the backend's operation or the rules an
+operation calls itself (InsertIntoTable describes its table, DropTable finds
+it...); an Arrow body is decoded once, by the server, and our backends get the
+table it decoded."""
 
 from __future__ import annotations
 
 import io
 import warnings
 
+import lance
 import pyarrow as pa
 import pytest
 from lance_namespace import DescribeNamespaceResponse, LanceNamespace
@@ -68,6 +70,24 @@ def test_an_id_is_validated_once_per_http_request(impl, tmp_path, checked_names)
         assert r.status_code == 200, (path, r.text)
         expected = ["db", "t"] if "db$t" in path or path == "/DescribeTable" else ["db"]
         assert checked_names == expected, path
+    ns.close()
+
+
+@pytest.mark.parametrize("impl", ["dir", "memory"])
+def test_an_arrow_body_is_decoded_once_per_http_request(impl, tmp_path, monkeypatch):
+    decoded = []
+    real = pa.ipc.open_stream
+    monkeypatch.setattr(pa.ipc, "open_stream", lambda *a, **k: decoded.append(1) or real(*a, **k))
+    ns = lance_ns.connect(impl, {"root": str(tmp_path / "lake")})
+    http = TestClient(create_app(ns, log_requests=False, ui=False))
+    assert http.post("/v1/namespace/db/create", json={}).status_code == 200
+    for path, rows in (("/v1/table/db$t/create", [1]), ("/v1/table/db$t/insert", [2, 3])):
+        decoded.clear()
+        r = http.post(path, content=ipc(pa.table({"x": rows})), headers=ARROW)
+        assert r.status_code == 200, (path, r.text)
+        assert len(decoded) == 1, path
+    location = ns.describe_table({"id": ["db", "t"]}).location
+    assert sorted(lance.dataset(location).to_table()["x"].to_pylist()) == [1, 2, 3]  # what was decoded, written
     ns.close()
 
 

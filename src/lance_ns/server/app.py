@@ -1,6 +1,7 @@
 """The Lance REST server: an ASGI app over any ``lance_namespace.LanceNamespace``.
 
-One generic handler serves every route of :data:`routes.ROUTES`: it turns
+One router (:mod:`.router`) finds every route of :data:`routes.ROUTES` and one
+generic handler serves them: it turns
 the path, query string and body into the operation's request model, runs it
 through the :mod:`.pipeline` (authorization, the backend call on a bounded
 thread pool so the event loop keeps serving, secrets, audit), and renders the
@@ -16,7 +17,7 @@ import asyncio
 import functools
 import json
 import urllib.parse
-from collections.abc import Iterable, Mapping  # not typing's: faster isinstance checks
+from collections.abc import Mapping  # not typing's: faster isinstance checks
 from typing import Any
 
 import anyio
@@ -29,14 +30,21 @@ from starlette.routing import Route as StarletteRoute
 
 from .. import datasets
 from ..base import BY_OP_ID, Operation
-from ..errors import InvalidInputError, LanceNamespaceError, UnsupportedOperationError
+from ..errors import (
+    InvalidInputError,
+    MethodNotAllowedError,
+    NoRouteError,
+    PayloadTooLargeError,
+    RequestTimeoutError,
+)
 from ..identifiers import REST_DELIMITER, names_same_object, split_id
 from ..protocol import routes as R
 from . import auth as A
 from . import ui
-from .asgi import OPERATION, PRINCIPAL, Answer, BodyTimeout, Outer, error_response, json_bytes, json_error
+from .asgi import OPERATION, PRINCIPAL, Answer, Outer, error_response, json_bytes
 from .metrics import Metrics
 from .pipeline import Pipeline
+from .router import Match, Router
 from .settings import DEFAULT_MAX_BODY_BYTES, DEFAULT_THREADS, ServerSettings  # noqa: F401 - re-exported
 
 #: the deepest nesting of arrays/objects accepted in a JSON body (requests need 3)
@@ -128,14 +136,15 @@ class _Incoming:
 _NO_QUERY: dict[str, list[str]] = {}
 
 
-def _check_arrow_stream(data: bytes, allow_empty: bool, max_decoded_bytes: int | None) -> None:
-    """Refuse a body that is not a valid Arrow IPC stream Lance can store, before any
-    backend (ours or not) sees it: the same checks as the Python API's."""
+def _check_arrow_stream(data: bytes, allow_empty: bool, max_decoded_bytes: int | None):
+    """The table of a body that is a valid Arrow IPC stream Lance can store (None: an empty
+    body where one is allowed), refused before any backend (ours or not) sees it: the same
+    checks as the Python API's."""
     if not data:
         if allow_empty:
-            return
+            return None
         raise InvalidInputError("request body must be an Arrow IPC stream, got an empty body")
-    datasets.ipc_to_table(data, max_decoded_bytes, file_format=False)
+    return datasets.ipc_to_table(data, max_decoded_bytes, file_format=False)
 
 
 def _check_json(value: Any) -> None:
@@ -167,7 +176,8 @@ _KNOWN_REQUESTS = 4096
 
 class NamespaceApp:
     """Holds the backend and settings; builds the app: :class:`~.asgi.Outer` around
-    the protocol's fast path and Starlette's routes (the rest, and the UI)."""
+    the protocol's routes (:attr:`router`, answered by :meth:`serve_route`) and
+    Starlette's (the other paths, and the UI)."""
 
     def __init__(self, namespace: LanceNamespace, settings: ServerSettings | None = None, **options: Any):
         self.settings = settings = ServerSettings.of(settings, **options)
@@ -182,7 +192,8 @@ class NamespaceApp:
         #: decoded Arrow bodies are bounded too (a few KB of zstd can decode to GBs)
         self.max_decoded_bytes = int(settings.max_decoded_bytes or self.max_body_bytes)
         self.body_timeout = float(settings.body_timeout)
-        self.fast = _FastRoutes(R.ROUTES.values())
+        #: every protocol route and the seed spec's POST /<OperationId>: the one router
+        self.router = Router(R.ROUTES.values(), ((op_id, R.ROUTES[op.method]) for op_id, op in BY_OP_ID.items()))
         #: the requests of inline reads as built and checked, by their bytes: a client asks
         #: the same describe again and again (bounded: cleared when full)
         self._known: dict[tuple, Any] = {}
@@ -196,14 +207,14 @@ class NamespaceApp:
     async def _body(self, request: _Incoming) -> bytes:
         declared = request.header(b"content-length")
         if declared and declared.isdigit() and int(declared) > self.max_body_bytes:
-            raise datasets.DataTooLarge(f"request body exceeds the limit of {self.max_body_bytes} bytes")
+            raise PayloadTooLargeError(f"request body exceeds the limit of {self.max_body_bytes} bytes")
         # uvicorn has no body timeout: a client trickling bytes would hold a connection forever
         if not _UNCANCEL:  # Python 3.10: anyio's cancel scope
             try:
                 with anyio.fail_after(self.body_timeout):
                     return await self._read_body(request)
             except TimeoutError:
-                raise BodyTimeout(f"request body not received within {self.body_timeout:g} s") from None
+                raise RequestTimeoutError(f"request body not received within {self.body_timeout:g} s") from None
         loop = asyncio.get_running_loop()
         deadlines = self._deadlines
         if deadlines is None or deadlines.loop is not loop:  # one per loop (a test client may start several)
@@ -215,7 +226,7 @@ class NamespaceApp:
         except asyncio.CancelledError:
             if not deadlines.expired(task):
                 raise
-            raise BodyTimeout(f"request body not received within {self.body_timeout:g} s") from None
+            raise RequestTimeoutError(f"request body not received within {self.body_timeout:g} s") from None
         finally:
             deadlines.pending.pop(task, None)
 
@@ -229,7 +240,7 @@ class NamespaceApp:
             more = message.get("more_body", False)
             size += len(chunk)
             if size > self.max_body_bytes:
-                raise datasets.DataTooLarge(f"request body exceeds the limit of {self.max_body_bytes} bytes")
+                raise PayloadTooLargeError(f"request body exceeds the limit of {self.max_body_bytes} bytes")
             chunks.append(chunk)
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
@@ -260,15 +271,16 @@ class NamespaceApp:
             _check_json(body)
         return body
 
-    async def _arrow_body(self, request: _Incoming, op: Operation) -> bytes:
+    async def _arrow_body(self, request: _Incoming, op: Operation):
         data = await self._body(request)
         media = request.media_type
         if data and media not in (R.ARROW_STREAM, "application/octet-stream", ""):
             raise InvalidInputError(f"expected Content-Type {R.ARROW_STREAM}, got {media!r}")
         # CreateTable with an empty body means "create an empty table" to some
         # clients; the backend decides, but never sees a non-Arrow body.
-        await self.pipeline.run(_check_arrow_stream, data, op.op_id == "CreateTable", self.max_decoded_bytes)
-        return data
+        table = await self.pipeline.run(_check_arrow_stream, data, op.op_id == "CreateTable", self.max_decoded_bytes)
+        # our backends take the table decoded here (decoded once); any other gets the bytes
+        return table if table is not None and self.pipeline.hands_over_tables else data
 
     @staticmethod
     def _context_from_headers(request: _Incoming, fields: dict) -> None:
@@ -368,23 +380,7 @@ class NamespaceApp:
             result = getattr(result, route.response_field, None) or {}
         return Answer(json_bytes(result), route.status)
 
-    # -- endpoints -------------------------------------------------------------------
-    def _endpoint(self, route: R.Route):
-        async def endpoint(request: Request) -> Answer:
-            request.scope[OPERATION] = route.op.op_id
-            return await self._current(_Incoming(request.scope, request.receive), route)
-
-        endpoint.__name__ = route.op.op_id
-        return endpoint
-
-    def _seed_endpoint(self, op: Operation):
-        async def endpoint(request: Request) -> Answer:
-            request.scope[OPERATION] = op.op_id
-            return await self._seed(_Incoming(request.scope, request.receive), op)
-
-        endpoint.__name__ = f"seed_{op.op_id}"
-        return endpoint
-
+    # -- the other paths (Starlette's) ----------------------------------------------------
     async def health(self, request: Request) -> Response:
         request.scope[OPERATION] = "health"
         return JSONResponse({"status": "ok"})
@@ -403,15 +399,9 @@ class NamespaceApp:
         return PlainTextResponse(R.openapi_text(), media_type="application/yaml")
 
     def build(self) -> Starlette:
-        table = []
-        for route in sorted(R.ROUTES.values(), key=_match_order):
-            # ``{id:path}`` also matches ids with a raw or decoded '/' (clients that
-            # do not encode it), so they reach the id check and get a 400, not a 404.
-            path = route.path.replace("{id}", "{id:path}")
-            table.append(StarletteRoute(path, self._endpoint(route), methods=[route.method]))
-        for op_id, op in BY_OP_ID.items():
-            table.append(StarletteRoute(f"/{op_id}", self._seed_endpoint(op), methods=["POST"]))
-        table += [
+        """The ASGI app: :class:`~.asgi.Outer` in front of everything, the protocol's routes
+        answered through :attr:`router`, Starlette for the other paths."""
+        table = [
             StarletteRoute("/health", self.health, methods=["GET"]),
             StarletteRoute("/openapi.json", self.openapi_json, methods=["GET"]),
             StarletteRoute("/openapi.yaml", self.openapi_yaml, methods=["GET"]),
@@ -421,82 +411,34 @@ class NamespaceApp:
         if self.ui:
             table.append(ui.mount(self))
 
-        async def on_namespace_error(request: Request, exc: Exception) -> Response:
-            return error_response(exc, request.method, request.url.path)
+        async def on_error(request: Request, exc: Exception) -> Response:
+            # the one error answer (asgi.error_response), also for what Starlette raised
+            return error_response(_as_protocol_error(request, exc), request.method, request.url.path)
 
-        async def on_http_error(request: Request, exc: Exception) -> Response:
-            assert isinstance(exc, HTTPException)
-            err = (UnsupportedOperationError if exc.status_code in (404, 405) else InvalidInputError)(
-                f"{request.method} {request.url.path}: {exc.detail}"
-            )
-            return json_error(err, request.url.path, status=exc.status_code)
-
-        async def on_unexpected(request: Request, exc: Exception) -> Response:
-            return error_response(exc, request.method, request.url.path)
-
-        app = Starlette(
-            routes=table,
-            exception_handlers={
-                LanceNamespaceError: on_namespace_error,
-                HTTPException: on_http_error,
-                Exception: on_unexpected,
-            },
-        )
+        app = Starlette(routes=table, exception_handlers={Exception: on_error, HTTPException: on_error})
         app.state.namespace_app = self
         return Outer(app, self)
 
-    async def serve_route(self, scope, receive, route: R.Route, path_id: str | None) -> Answer:
-        """The answer to a request :class:`_FastRoutes` matched, as Starlette's route would
-        give it (same handler, same error answers) without its routing and middleware;
-        :class:`~.asgi.Outer` counts, logs and sends it (and answers a panic)."""
-        if path_id is not None:
-            scope["path_params"] = {"id": path_id}
-        try:
-            return await self._current(_Incoming(scope, receive), route)
-        except Exception as exc:
-            return error_response(exc, scope["method"], scope["path"])
+    async def serve_route(self, scope, receive, match: Match) -> Answer:
+        """The answer to a request the router matched (:class:`~.asgi.Outer` counts, logs and
+        sends it, and answers what it raised)."""
+        if match.path_params is not None:
+            scope["path_params"] = match.path_params
+        incoming = _Incoming(scope, receive)
+        if match.seed:
+            return await self._seed(incoming, match.route.op)
+        return await self._current(incoming, match.route)
 
 
-class _FastRoutes:
-    """The protocol's routes as a dict, so that a request finds its handler with one
-    lookup instead of trying Starlette's route patterns in turn.
-
-    Holds the routes whose only path parameter is the id, as the fourth path segment
-    (``/v1/table/{id}/describe``), and the literal ones.  Anything else (an id holding
-    a raw ``/``, a wrong method, the seed spec's ``POST /<OperationId>``, the UI) is not
-    matched here and goes through Starlette's routes, which answer it as before.
-    """
-
-    def __init__(self, routes: Iterable[R.Route]):
-        self.literal: dict[tuple[str, str], R.Route] = {}
-        #: (method, collection, the path after the id or None) -> route
-        self.by_id: dict[tuple[str, str, str | None], R.Route] = {}
-        for route in routes:
-            parts = route.path.split("/", 4)
-            if not route.has_id:
-                self.literal[(route.method, route.path)] = route
-            elif len(parts) >= 4 and parts[1] == "v1" and parts[3] == "{id}" and "{" not in "".join(parts[4:]):
-                self.by_id[(route.method, parts[2], parts[4] if len(parts) == 5 else None)] = route
-
-    def match(self, method: str, path: str) -> tuple[R.Route | None, str | None]:
-        """The route and the raw id of a request, or ``(None, None)``."""
-        route = self.literal.get((method, path))
-        if route is not None:
-            return route, None
-        parts = path.split("/", 4)
-        if len(parts) < 4 or parts[1] != "v1":
-            return None, None
-        route = self.by_id.get((method, parts[2], parts[4] if len(parts) == 5 else None))
-        return (route, parts[3]) if route is not None else (None, None)
-
-
-def _match_order(route: R.Route) -> tuple:
-    """Literal paths first (/v1/table/batch-commit never reaches {id}); then the
-    longest suffix after {id}, so /v1/namespace/{id}/table/list is tried before
-    /v1/namespace/{id}/list would swallow ``x/table`` as an id."""
-    if not route.has_id:
-        return (0, 0)
-    return (1, -route.path.split("{id}", 1)[1].count("/"))
+def _as_protocol_error(request: Request, exc: Exception) -> Exception:
+    """Starlette's own refusals (a path it has no route for, a method a route does not take)
+    as the protocol's errors, whose statuses the error table decides."""
+    if isinstance(exc, HTTPException) and exc.status_code in (404, 405):
+        kind = NoRouteError if exc.status_code == 404 else MethodNotAllowedError
+        return kind(f"{request.method} {request.url.path}: {exc.detail}")
+    if isinstance(exc, HTTPException):
+        return InvalidInputError(f"{request.method} {request.url.path}: {exc.detail}")
+    return exc
 
 
 def create_app(namespace: LanceNamespace, settings: ServerSettings | None = None, **options: Any):

@@ -1,11 +1,12 @@
 """The outside of the server: the one ASGI wrapper every HTTP request passes
 (:class:`Outer`), and answers as raw ASGI messages (:class:`Answer`).
 
-:class:`Outer` authenticates, then hands a protocol route straight to the app's
-fast path (no Starlette routing or middleware: the answer comes back whole) and
-anything else (``/health``, ``/metrics``, the OpenAPI documents, the UI) to
-Starlette.  Either way it does, once for every path: the metrics, the access log
-line and the answer to a Rust panic (a BaseException that passes every ``except
+:class:`Outer` authenticates, then answers a protocol request itself (the app's one
+router, then its handler: the answer comes back whole, no Starlette routing or
+middleware) and hands anything else (``/health``, ``/metrics``, the OpenAPI documents,
+the UI) to Starlette.  Either way it does, once for every path: the metrics, the access
+log line, the error answer (:func:`error_response`; Starlette's handler calls the same)
+and the answer to a Rust panic (a BaseException that passes every ``except
 Exception``), so no path can count, log or fail differently.
 """
 
@@ -18,11 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 import pydantic_core
 
-from .. import datasets
 from ..base import is_panic
 from ..errors import (
     InternalError,
-    InvalidInputError,
     LanceNamespaceError,
     UnauthenticatedError,
     error_body,
@@ -46,10 +45,6 @@ OPEN_PATHS = frozenset({"/health", "/openapi.json", "/openapi.yaml"})
 #: seconds a client answered 503 (every backend thread busy) is told to wait before retrying
 RETRY_AFTER_SECONDS = 1
 JSON_TYPE = R.JSON.encode()
-
-
-class BodyTimeout(InvalidInputError):
-    """A body not received in time: code 13 (InvalidInput) with HTTP 408."""
 
 
 class Answer:
@@ -78,15 +73,10 @@ def json_bytes(result: Any) -> bytes:
     return pydantic_core.to_json({} if result is None else result, by_alias=True, exclude_none=True)
 
 
-def json_error(exc: BaseException, path: str = "", status: int | None = None) -> Answer:
-    if status is None:
-        # oversize bodies (raw or decoded) 413, stalled bodies 408: both code 13
-        if isinstance(exc, datasets.DataTooLarge):
-            status = 413
-        elif isinstance(exc, BodyTimeout):
-            status = 408
-        else:
-            status = http_status(exc)
+def json_error(exc: BaseException, path: str = "") -> Answer:
+    """The JSON error answer of ``exc``: its status (lance_ns.errors.http_status, the one place
+    statuses are decided) and body, secrets redacted."""
+    status = http_status(exc)
     body = error_body(exc, instance=path or None)
     for field in ("error", "detail"):  # a backend's message may quote a secret
         body[field] = redact_text(body[field])
@@ -147,8 +137,10 @@ class _Seen:
 
 
 class Outer:
-    """Pure ASGI wrapper of every request: authentication, the protocol's fast path,
-    metrics, the access log line and panics, for every path alike.
+    """Pure ASGI wrapper of every request, and the one error boundary: authentication, the
+    protocol's routes (the app's router, answered whole, without Starlette's routing or
+    middleware), metrics, the access log line, and the one answer of what any handler
+    raised (:func:`error_response`, its status from the error table) or a panic.
 
     Written as plain ASGI (not BaseHTTPMiddleware) so that it adds no task
     per request; the token itself is never logged.
@@ -165,12 +157,8 @@ class Outer:
         owner = self.owner
         seen = _Seen(owner, scope, send)
         try:
-            route, path_id = (None, None) if scope.get("root_path") else owner.fast.match(scope["method"], scope["path"])
-            answer = self._refusal(scope, route) if owner.pipeline.auth_required else None
-            if answer is None and route is not None:  # a protocol route: answered whole, without Starlette
-                scope[OPERATION] = route.op.op_id
-                answer = await owner.serve_route(scope, receive, route, path_id)
-            if answer is None:
+            answer = await self._protocol(scope, receive)
+            if answer is None:  # not the protocol's: Starlette's paths (it answers errors as error_response does)
                 await self.app(scope, receive, seen.send)
             else:
                 seen.answered(answer)
@@ -193,7 +181,28 @@ class Outer:
             if not seen.done:
                 seen.finish()
 
-    def _refusal(self, scope: dict, route: R.Route | None) -> Answer | None:
+    async def _protocol(self, scope, receive) -> Answer | None:
+        """The answer to a protocol request (or a 401 where credentials are needed), None
+        for a path that is not the protocol's."""
+        owner = self.owner
+        try:
+            match, refused = owner.router.match(scope["method"], _route_path(scope)), None
+        except LanceNamespaceError as e:  # the protocol's path, but no route of it answers
+            match, refused = None, e
+        answer = self._refusal(scope, match) if owner.pipeline.auth_required else None
+        if answer is not None:
+            return answer
+        if refused is not None:
+            return error_response(refused, scope["method"], scope["path"])
+        if match is None:
+            return None
+        scope[OPERATION] = match.route.op.op_id
+        try:
+            return await owner.serve_route(scope, receive, match)
+        except Exception as exc:
+            return error_response(exc, scope["method"], scope["path"])
+
+    def _refusal(self, scope: dict, route) -> Answer | None:
         """On a server with credentials: 401 for a request without valid ones where they
         are needed; else None, the principal left in the scope.  A protocol route always
         needs them; other paths unless open or the UI's own (it takes its sign-in cookie too)."""
@@ -206,6 +215,12 @@ class Outer:
                 answer.headers += ((b"www-authenticate", b"Bearer"),)
                 return answer
         return None
+
+
+def _route_path(scope: dict) -> str:
+    """The path the routes see: without the app's ``root_path`` (a server mounted below one)."""
+    path, root = scope["path"], scope.get("root_path") or ""
+    return path[len(root):] if root and path.startswith(root) else path
 
 
 def _error_code(body: bytes) -> int | str:

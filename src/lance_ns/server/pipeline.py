@@ -29,10 +29,9 @@ from ..base import (
     WouldBlock,
     check_request,
     coerce_request,
-    is_panic,
     on_event_loop,
 )
-from ..errors import InternalError, InvalidInputError, ServiceUnavailableError, UnauthenticatedError, code_of
+from ..errors import InvalidInputError, ServiceUnavailableError, UnauthenticatedError, code_of
 from ..modes import CreateMode, DropBehavior, DropMode, RegisterMode, WriteMode
 from ..protocol import routes as R
 from ..redact import RedactingFilter, is_secret_key
@@ -75,19 +74,6 @@ class Busy(ServiceUnavailableError):
     """Every backend thread stayed busy for the whole queue timeout: code 17 (503) with Retry-After."""
 
 
-def _call_shielded(fn, *args):
-    """Run a backend call; a Rust panic (a BaseException) becomes an InternalError."""
-    try:
-        return fn(*args)
-    except Exception:
-        raise
-    except BaseException as e:
-        if is_panic(e):
-            log.error("Lance panicked in %s: %s", getattr(fn, "__name__", fn), e)
-            raise InternalError("the storage engine failed unexpectedly") from None
-        raise
-
-
 #: _answer_inline's "it would block": run the call on the backend's threads
 _WOULD_BLOCK = object()
 
@@ -96,7 +82,7 @@ def _answer_inline(fn, req):
     """A read the backend answers from memory, on the event loop; _WOULD_BLOCK when it
     would have to wait (storage, a lock), so that the caller runs it on a thread."""
     try:
-        return on_event_loop(_call_shielded, fn, req)
+        return on_event_loop(fn, req)
     except WouldBlock:
         return _WOULD_BLOCK
 
@@ -109,6 +95,9 @@ class Pipeline:
         #: every request is checked here, once, with the backend's limits too (:meth:`model`);
         #: ours then run it past their own check (NamespaceBase.call_checked)
         self._ours = isinstance(namespace, NamespaceBase)
+        #: whether a body's Arrow table, decoded and checked by the server, is what the backend
+        #: gets (ours decode bytes with lance_ns.datasets.ipc_to_table, which takes a table as it is)
+        self.hands_over_tables = self._ours
         self._backend_limits = getattr(namespace, "limits", None) if self._ours else None
         self.limits = settings.limits
         self.auth_file = A.AuthFile(settings.auth_file) if settings.auth_file else None
@@ -235,7 +224,8 @@ class Pipeline:
         else:
             await slots.acquire()  # free: no waiting
         try:
-            return await loop.run_in_executor(self._pool, _call_shielded, fn, *args)
+            # (a Rust panic, a BaseException, goes on to the server's one answer of it: asgi.Outer)
+            return await loop.run_in_executor(self._pool, fn, *args)
         finally:
             slots.release()
 

@@ -37,6 +37,10 @@ from ...errors import (
     InvalidInputError,
     InvalidTableStateError,
     LanceNamespaceError,
+    MethodNotAllowedError,
+    NoRouteError,
+    PayloadTooLargeError,
+    PermissionDeniedError,
     UnauthenticatedError,
     UnsupportedOperationError,
     http_status,
@@ -269,8 +273,9 @@ class Browser:
         endpoint.__name__ = handler.__name__
         return endpoint
 
-    def error(self, request: Request, exc: Exception, status: int | None = None) -> HTMLResponse:
-        status = status or http_status(exc)
+    def error(self, request: Request, exc: Exception) -> HTMLResponse:
+        """The error page of ``exc``, with its HTTP status from the error table."""
+        status = http_status(exc)
         code = getattr(exc, "code", None)
         return self.render(request, "error.html", status=status, status_code=status, code=code,
                            message=redact_text(str(exc)) or "error")
@@ -401,10 +406,10 @@ class Browser:
                 return RedirectResponse(target, status_code=303, headers=SECURITY_HEADERS)
             return self.render(request, "login.html", next=target, failed=False, signing_in=True)
         if not _same_origin(request):
-            return self.error(request, InvalidInputError("cross-site sign-in refused"), status=403)
+            return self.error(request, PermissionDeniedError("cross-site sign-in refused"))
         body = await request.body()
         if len(body) > MAX_FORM_BYTES:
-            return self.error(request, InvalidInputError("form too large"), status=413)
+            return self.error(request, PayloadTooLargeError("form too large"))
         form = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
         token = (form.get("token") or [""])[0].strip()
         target = _safe_next((form.get("next") or [""])[0], base)
@@ -424,7 +429,7 @@ class Browser:
     async def logout(self, request: Request) -> Response:
         base = request.scope.get("root_path", "").rstrip("/")
         if not _same_origin(request):
-            return self.error(request, InvalidInputError("cross-site sign-out refused"), status=403)
+            return self.error(request, PermissionDeniedError("cross-site sign-out refused"))
         response = RedirectResponse(f"{base}/login", status_code=303, headers=SECURITY_HEADERS)
         response.delete_cookie(COOKIE, path=base + "/", httponly=True, samesite="strict")
         return response
@@ -432,12 +437,12 @@ class Browser:
     def build(self) -> Starlette:
         async def not_found(request: Request, exc: Exception) -> Response:
             assert isinstance(exc, HTTPException)
-            err = UnsupportedOperationError(f"no page at {request.url.path}")
-            return self.error(request, err, status=exc.status_code)
+            kind = {404: NoRouteError, 405: MethodNotAllowedError}.get(exc.status_code, InvalidInputError)
+            return self.error(request, kind(f"no page at {request.url.path}: {exc.detail}"))
 
         async def unexpected(request: Request, exc: Exception) -> Response:
             log.exception("internal error on %s %s", request.method, request.url.path)
-            return self.error(request, InternalError("internal error"), status=500)
+            return self.error(request, InternalError("internal error"))
 
         routes = [
             Route("/", self.page(self.namespace_page), methods=["GET"]),
