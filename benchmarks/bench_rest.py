@@ -34,7 +34,8 @@ from a namespace of 10,000 tables, at 1, 8 and 32 client threads sharing one
 pylance ``RestNamespace`` (Rust) per server.  Cells are interleaved (each
 operation and concurrency runs on the three servers in turn, for ``--rounds``
 rounds) so that a machine's drifting load hits them alike; it prints throughput,
-p50 and p99 with the ratios ours/bare and ours/pylance, against issue 22's targets.
+p50 and p99 with the ratios ours/bare and ours/pylance, against the targets (issue 22's,
+DescribeTable's ours/bare raised to 0.8 by issue 53).
 
     python benchmarks/bench_rest.py --overhead [--quick]
 
@@ -277,9 +278,10 @@ def main(argv=None) -> int:
 LIST_NAMESPACE = ["big"]  # bench_ui's 10,000 declared tables
 LIST_TABLES = 10_000
 PAGE = 100
-#: issue 22's targets at 32 clients: (op, metric) -> (peer, minimum or maximum ratio)
+#: the targets at 32 clients: (op, metric) -> (peer, minimum or maximum ratio); issue 22's,
+#: with DescribeTable's ours/bare raised to 0.8 by issue 53 (the house, second step)
 LIMIT_TARGETS = {
-    ("describe", "rps"): [("bare", ">=", 0.5), ("pylance", ">=", 2.0)],
+    ("describe", "rps"): [("bare", ">=", 0.8), ("pylance", ">=", 2.0)],
     ("describe", "p99"): [("bare", "<=", 2.0)],
     ("exists", "rps"): [("bare", ">=", 0.5)],
     ("list", "rps"): [("bare", ">=", 0.3)],
@@ -411,7 +413,7 @@ def limit(root: str, threads: int, ops: list[str], clients: list[int], seconds: 
                   f" {o['rps'] / b['rps']:>8.2f}x {o['rps'] / p['rps']:>7.2f}x {o['p99_ms'] / b['p99_ms']:>12.2f}x"
                   + (f"  errors {errors}" if any(errors) else ""))
     n = max(clients)
-    print(f"\nissue 22 targets at {n} clients:")
+    print(f"\ntargets at {n} clients (issue 22; describe ours/bare: issue 53):")
     for (op, metric), goals in LIMIT_TARGETS.items():
         if op not in ops:
             continue

@@ -62,7 +62,7 @@ def backend(request, _started, tmp_path_factory) -> Ctx:
     b = request.param
     if b.name not in cache:
         ctx = stack.enter_context(b.start(tmp_path_factory.mktemp(b.name)))
-        ctx.race_limits = b.race_limits
+        ctx.race_limits, ctx.departures = b.race_limits, b.departures
         cache[b.name] = (ctx, shown_facts(ctx))
     ctx, shown = cache[b.name]
     if shown != b.facts:  # what the suite generated from is not what started: no test of it means anything

@@ -78,7 +78,7 @@ class Ctx:
     #: backend accepts) and the storage options pylance needs to write there
     scratch: str | None = None
     storage_options: dict[str, str] = field(default_factory=dict)
-    #: test name -> reason: where a third-party server departs from the spec
+    #: the backend's Backend.departures (set when it starts)
     departures: dict[str, str] = field(default_factory=dict)
     #: the backend's Backend.race_limits (set when it starts: the tests read them here)
     race_limits: dict[str, str] = field(default_factory=dict)
@@ -132,6 +132,10 @@ class Backend:
     #: test name -> reason: races a third-party server settles only sometimes
     #: (test_concurrency.py); not generated, since a strict xfail would be flaky
     race_limits: dict[str, str] = field(default_factory=dict)
+    #: test name (``scenario:<check>`` for a scenario check) -> reason: where a third-party
+    #: server departs from the spec (a strict expected failure; the scenario's checks that
+    #: build on such a check are not generated: they could only skip)
+    departures: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
         unknown = set(self.facts) - CAPABILITIES - set(FACTS)

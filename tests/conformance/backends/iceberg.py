@@ -54,7 +54,6 @@ def _start(tmp):
                 "register",
             ),
             storage_options=server.storage_options(),
-            departures=DEPARTURES,
         )
 
 
@@ -152,7 +151,6 @@ def _start_ref(tmp):
                 "register",
             ),
             scratch=str(tmp / "scratch"),
-            departures=REF_DEPARTURES,
         )
 
 
@@ -179,5 +177,5 @@ REF_RACE_LIMITS = {
 
 FACTS = facts("catalog data detail drop_missing_ok managed nested ns_properties ours register table_properties")
 
-BACKENDS = [Backend("iceberg", _start, FACTS, race_limits=RACE_LIMITS),
-            Backend("iceberg-ref", _start_ref, FACTS, race_limits=REF_RACE_LIMITS)]
+BACKENDS = [Backend("iceberg", _start, FACTS, race_limits=RACE_LIMITS, departures=DEPARTURES),
+            Backend("iceberg-ref", _start_ref, FACTS, race_limits=REF_RACE_LIMITS, departures=REF_DEPARTURES)]

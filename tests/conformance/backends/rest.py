@@ -107,7 +107,6 @@ def _pylance_client(tmp):
             connect=lambda: client,
             caps=declared_caps(served, *_ENVIRONMENT),
             scratch=str(tmp / "scratch-client"),
-            departures=dict(PYLANCE_CLIENT_DEPARTURES),
             third_party=True,  # the client is pylance's (its Python wrapper lacks some operations)
         )
 
@@ -248,7 +247,6 @@ def _pylance_server(tmp):
             # pylance's DirectoryNamespace declares nothing: what the spec asks of it
             caps=frozenset({"cascade", *_ENVIRONMENT}),
             scratch=str(tmp / "scratch-pylance"),
-            departures=dict(PYLANCE_SERVER_DEPARTURES),
             third_party=True,
         )
         client.close()
@@ -262,8 +260,9 @@ BACKENDS = [
     # pylance's DirectoryNamespace declares nothing: what the spec asks of it (no managed tables of its own)
     Backend("rest-pylance-server", _pylance_server,
             facts("at_root cascade data detail nested ns_properties ours register rest table_properties third_party"),
-            race_limits=PYLANCE_SERVER_RACE_LIMITS),
+            race_limits=PYLANCE_SERVER_RACE_LIMITS, departures=PYLANCE_SERVER_DEPARTURES),
     # pylance's client: not ours, so none of lance-ns's own request context (purge) and no raw protocol checks
     Backend("rest-pylance-client", _pylance_client,
-            facts("at_root cascade data detail managed nested ns_properties register table_properties third_party")),
+            facts("at_root cascade data detail managed nested ns_properties register table_properties third_party"),
+            departures=PYLANCE_CLIENT_DEPARTURES),
 ]

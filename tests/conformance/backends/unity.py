@@ -83,12 +83,11 @@ def _real(name: str, version: str) -> Backend:
                 parent=[CATALOG],
                 caps=declared_caps(ns, *ENVIRONMENT),
                 scratch=str(tmp / "scratch"),
-                departures=DEPARTURES,
             )
         finally:
             ns.close()
 
-    return Backend(name, start, FACTS, race_limits=RACE_LIMITS)
+    return Backend(name, start, FACTS, race_limits=RACE_LIMITS, departures=DEPARTURES)
 
 
 #: where the real server departs from the Lance spec in a way no client can undo (test name -> reason):
