@@ -45,7 +45,7 @@ def _s3(tmp):
             scratch=f"{root}/scratch",
             storage_options=opts,
             spawn=("dir", props),
-            append_rounds=5,  # ~5 s a round of 24 appends on SeaweedFS (dir-local: ~0.5 s, 20 rounds)
+            append_rounds=8,  # ~3-5 s a round of 24 appends on SeaweedFS (dir-local: ~0.5 s, 20 rounds)
         )
 
 

@@ -21,7 +21,7 @@ ENVIRONMENT = ("data", "detail", "ns_properties", "table_properties", "register"
 
 #: rounds of the concurrent-appends races: a round of 24 appends costs ~4.5 s on a real metastore
 #: (its table locks serialise the commits), so fewer than dir's 20
-APPEND_ROUNDS = 5
+APPEND_ROUNDS = 8
 
 
 def _start(impl, parent):

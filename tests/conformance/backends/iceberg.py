@@ -38,7 +38,7 @@ def client_properties(server) -> dict[str, str]:
 
 #: rounds of the concurrent-appends races: a round costs ~3.5 s against SeaweedFS (~2 s against
 #: the reference server), so fewer than dir's 20
-APPEND_ROUNDS = 8
+APPEND_ROUNDS = 12
 
 
 @contextmanager

@@ -34,8 +34,8 @@ ENVIRONMENT = ("data", "detail", "ns_properties", "table_properties", "register"
 
 #: rounds of the concurrent-appends races: a round costs ~2.5-4.5 s (each commit is a ledger commit), so
 #: fewer than dir's 20; the legacy-error double is the same server and commit path: fewer still
-APPEND_ROUNDS = 8
-LEGACY_APPEND_ROUNDS = 4
+APPEND_ROUNDS = 12
+LEGACY_APPEND_ROUNDS = 6
 
 
 def _double(name: str, legacy: bool) -> Backend:
