@@ -162,6 +162,9 @@ def normalising(fn: Callable, op: Operation) -> Callable:
     (:func:`_at_boundary`).  The REST server checks each request itself, once, and calls
     the boundary alone (:meth:`NamespaceBase.call_checked`)."""
     boundary = _at_boundary(fn, op)
+    # thousands of items parsed, planned and committed in one call: the collector paused once,
+    # around the parsing too on the public path, around the boundary on the server's
+    checked = gc_paused()(boundary) if op.bulk else boundary
 
     @functools.wraps(fn)
     def wrapper(self, request=None, *args, **kwargs):
@@ -175,10 +178,10 @@ def normalising(fn: Callable, op: Operation) -> Callable:
         check_request(req, getattr(self, "limits", _DEFAULT_LIMITS))
         return boundary(self, req, *args, **kwargs)
 
-    if op.bulk:  # thousands of items parsed, planned and committed in one call: parsed paused too
+    if op.bulk:
         wrapper = functools.wraps(fn)(gc_paused()(wrapper))
     wrapper.__lance_ns_wrapped__ = True  # type: ignore[attr-defined]
-    wrapper.__lance_ns_checked__ = boundary  # type: ignore[attr-defined]
+    wrapper.__lance_ns_checked__ = checked  # type: ignore[attr-defined]
     return wrapper
 
 
@@ -211,8 +214,6 @@ def _at_boundary(fn: Callable, op: Operation) -> Callable:
                 raise InternalError(f"{op.op_id}: Lance failed unexpectedly") from e
             raise
 
-    if op.bulk:  # thousands of items parsed, planned and committed in one call
-        boundary = gc_paused()(boundary)
     return boundary
 
 

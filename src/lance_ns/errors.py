@@ -52,6 +52,7 @@ __all__ = [
     "RequestTimeoutError",
     "NoRouteError",
     "MethodNotAllowedError",
+    "transport_refusal",
     # re-exported classes
     "UnsupportedOperationError",
     "NamespaceNotFoundError",
@@ -122,6 +123,12 @@ class NoRouteError(UnsupportedOperationError):
 
 class MethodNotAllowedError(UnsupportedOperationError):
     """A route asked with an HTTP method it does not take: code 0, answered HTTP 405."""
+
+
+def transport_refusal(status: int, message: str) -> LanceNamespaceError:
+    """The error of an HTTP framework's own refusal (Starlette's HTTPException): no route
+    at a path (404), a method a route does not take (405), else bad input."""
+    return {404: NoRouteError, 405: MethodNotAllowedError}.get(status, InvalidInputError)(message)
 
 
 #: the transport's conditions: their own HTTP status, their code's body

@@ -119,3 +119,18 @@ def test_objects_frozen_before_the_block_stay_frozen():
         assert gone() is not None, "the application's own freeze is not undone"
     finally:
         gc.unfreeze()
+
+
+def test_a_bulk_declaration_the_server_checked_is_not_interrupted_either(tmp_path, collections):
+    """The REST server's path (NamespaceBase.call_checked, the request checked by the server)
+    pauses the collector as the public method does."""
+    from lance_namespace import BatchCommitTablesRequest
+
+    ns = lance_ns.connect("dir", {"root": str(tmp_path)})
+    ns.create_namespace({"id": ["t"]})
+    request = BatchCommitTablesRequest.model_validate(
+        {"operations": [{"declare_table": {"id": ["t", f"x{i}"]}} for i in range(3_000)]})
+    collections.clear()
+    ns.call_checked("batch_commit_tables", request)
+    assert len(collections) <= 1, f"the collector ran during the bulk call: {collections}"
+    assert len(ns.list_tables({"id": ["t"], "limit": 10_000}).tables) == 3_000

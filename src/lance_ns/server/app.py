@@ -30,13 +30,7 @@ from starlette.routing import Route as StarletteRoute
 
 from .. import datasets
 from ..base import BY_OP_ID, Operation
-from ..errors import (
-    InvalidInputError,
-    MethodNotAllowedError,
-    NoRouteError,
-    PayloadTooLargeError,
-    RequestTimeoutError,
-)
+from ..errors import InvalidInputError, PayloadTooLargeError, RequestTimeoutError, transport_refusal
 from ..identifiers import REST_DELIMITER, names_same_object, split_id
 from ..protocol import routes as R
 from . import auth as A
@@ -280,7 +274,7 @@ class NamespaceApp:
         # clients; the backend decides, but never sees a non-Arrow body.
         table = await self.pipeline.run(_check_arrow_stream, data, op.op_id == "CreateTable", self.max_decoded_bytes)
         # our backends take the table decoded here (decoded once); any other gets the bytes
-        return table if table is not None and self.pipeline.hands_over_tables else data
+        return table if table is not None and self.pipeline.ours else data
 
     @staticmethod
     def _context_from_headers(request: _Incoming, fields: dict) -> None:
@@ -431,13 +425,9 @@ class NamespaceApp:
 
 
 def _as_protocol_error(request: Request, exc: Exception) -> Exception:
-    """Starlette's own refusals (a path it has no route for, a method a route does not take)
-    as the protocol's errors, whose statuses the error table decides."""
-    if isinstance(exc, HTTPException) and exc.status_code in (404, 405):
-        kind = NoRouteError if exc.status_code == 404 else MethodNotAllowedError
-        return kind(f"{request.method} {request.url.path}: {exc.detail}")
+    """Starlette's own refusals as the protocol's errors, whose statuses the error table decides."""
     if isinstance(exc, HTTPException):
-        return InvalidInputError(f"{request.method} {request.url.path}: {exc.detail}")
+        return transport_refusal(exc.status_code, f"{request.method} {request.url.path}: {exc.detail}")
     return exc
 
 

@@ -202,12 +202,12 @@ class Outer:
         except Exception as exc:
             return error_response(exc, scope["method"], scope["path"])
 
-    def _refusal(self, scope: dict, route) -> Answer | None:
+    def _refusal(self, scope: dict, match) -> Answer | None:
         """On a server with credentials: 401 for a request without valid ones where they
         are needed; else None, the principal left in the scope.  A protocol route always
         needs them; other paths unless open or the UI's own (it takes its sign-in cookie too)."""
         owner = self.owner
-        if route is not None or (scope["path"] not in OPEN_PATHS and not owner.authenticates_itself(scope["path"])):
+        if match is not None or (scope["path"] not in OPEN_PATHS and not owner.authenticates_itself(scope["path"])):
             try:
                 scope[PRINCIPAL] = owner.pipeline.principal_of(scope["headers"])
             except UnauthenticatedError as e:

@@ -32,6 +32,7 @@ from ..base import (
     on_event_loop,
 )
 from ..errors import InvalidInputError, ServiceUnavailableError, UnauthenticatedError, code_of
+from ..limits import Limits
 from ..modes import CreateMode, DropBehavior, DropMode, RegisterMode, WriteMode
 from ..protocol import routes as R
 from ..redact import RedactingFilter, is_secret_key
@@ -92,13 +93,12 @@ class Pipeline:
 
     def __init__(self, namespace: LanceNamespace, settings: ServerSettings):
         self.namespace = namespace
-        #: every request is checked here, once, with the backend's limits too (:meth:`model`);
-        #: ours then run it past their own check (NamespaceBase.call_checked)
-        self._ours = isinstance(namespace, NamespaceBase)
-        #: whether a body's Arrow table, decoded and checked by the server, is what the backend
-        #: gets (ours decode bytes with lance_ns.datasets.ipc_to_table, which takes a table as it is)
-        self.hands_over_tables = self._ours
-        self._backend_limits = getattr(namespace, "limits", None) if self._ours else None
+        #: whether the backend is one of ours: every request is checked here, once, with its
+        #: limits (:meth:`model`), and ours then run it past their own check
+        #: (NamespaceBase.call_checked) and take an Arrow body as the table decoded here
+        #: (lance_ns.datasets.ipc_to_table takes a table as it is)
+        self.ours = isinstance(namespace, NamespaceBase)
+        self._request_limits = (getattr(namespace, "limits", None) if self.ours else None) or Limits()
         self.limits = settings.limits
         self.auth_file = A.AuthFile(settings.auth_file) if settings.auth_file else None
         self._tokens = [settings.auth_token.encode()] if settings.auth_token else []
@@ -199,10 +199,7 @@ class Pipeline:
                     raise InvalidInputError(f"{op.op_id} {field} must be one of {names}, got {fields[field]!r}")
         model = coerce_request(fields, op.request)  # first: an id that is not a list of strings is 13
         self.limits.check_request(model)  # the server's own limits (--max-property-bytes...)
-        if self._backend_limits is not None:
-            check_request(model, self._backend_limits)  # what our backend's own method would check
-        else:
-            check_request(model)  # a backend that is not ours gets valid ids too
+        check_request(model, self._request_limits)  # what our backend's method would check; valid ids for any
         return model
 
     # -- run -------------------------------------------------------------------------------
@@ -264,7 +261,7 @@ class Pipeline:
     def _operation(self, method: str):
         """The backend's operation ``method`` for a request :meth:`model` checked: ours past
         their own check of it (it was just made here), any other namespace's as it is."""
-        if self._ours:
+        if self.ours:
             return functools.partial(self.namespace.call_checked, method)
         return getattr(self.namespace, method)
 

@@ -37,13 +37,12 @@ from ...errors import (
     InvalidInputError,
     InvalidTableStateError,
     LanceNamespaceError,
-    MethodNotAllowedError,
-    NoRouteError,
     PayloadTooLargeError,
     PermissionDeniedError,
     UnauthenticatedError,
     UnsupportedOperationError,
     http_status,
+    transport_refusal,
 )
 from ...redact import RedactingFilter, redact_mapping, redact_text
 from ...protocol import routes as R
@@ -437,8 +436,7 @@ class Browser:
     def build(self) -> Starlette:
         async def not_found(request: Request, exc: Exception) -> Response:
             assert isinstance(exc, HTTPException)
-            kind = {404: NoRouteError, 405: MethodNotAllowedError}.get(exc.status_code, InvalidInputError)
-            return self.error(request, kind(f"no page at {request.url.path}: {exc.detail}"))
+            return self.error(request, transport_refusal(exc.status_code, f"no page at {request.url.path}: {exc.detail}"))
 
         async def unexpected(request: Request, exc: Exception) -> Response:
             log.exception("internal error on %s %s", request.method, request.url.path)
