@@ -27,9 +27,10 @@ test: install
 	$(BIN)/python -m pytest -q -n 2 --durations=15
 
 # the quick local loop (make test is the gate): no JVM, Spark or catalog server, and the
-# conformance suite over the backends that run in-process (tests/conftest.py: --fast)
+# conformance suite over the backends that run in-process (tests/conftest.py: --fast), with
+# 4 rounds of each concurrent-appends race where make test runs 20
 test-fast: install
-	$(BIN)/python -m pytest -q -n 2 -m "not slow" --fast
+	LANCE_NS_APPEND_ROUNDS=4 $(BIN)/python -m pytest -q -n 2 -m "not slow" --fast
 
 demo: install
 	bash scripts/demo.sh

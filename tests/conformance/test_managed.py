@@ -11,6 +11,9 @@ cover the operations' fields.
 from __future__ import annotations
 
 import os
+import queue
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 
 import lance
 import pyarrow as pa
@@ -62,6 +65,10 @@ def test_racing_commits_of_one_version_have_one_winner(scope):
 #: twenty with probability 1 - (11/12)**20 = 82%, in each kind of writer; a backend whose
 #: rounds cost tens of seconds asks for fewer: Ctx.append_rounds)
 APPEND_ROUNDS = os.environ.get("LANCE_NS_APPEND_ROUNDS")
+#: rounds raced at once, each on a table of its own: a round spends most of its time waiting
+#: on the catalog's commits of its one table (a metastore lock, an object store's conditional
+#: PUT), which a round on another table does not wait for; each table still has its 4 writers
+PARALLEL_ROUNDS = int(os.environ.get("LANCE_NS_PARALLEL_ROUNDS", "2"))
 
 
 def append_rounds(scope) -> int:
@@ -69,13 +76,26 @@ def append_rounds(scope) -> int:
 
 
 def _assert_rounds(scope, kind: str, run) -> None:
-    failures = []
+    """``run(table_id, lane)`` for each round, PARALLEL_ROUNDS at a time (``lane``: which of
+    the rounds running at once, for writers that take one round at a time)."""
     total = append_rounds(scope)
-    for r in range(total):
-        result = run(scope.child(f"{kind}{r}"))
-        if result.problems:
-            failures.append(f"round {r}: " + "; ".join(result.problems[:4])
-                            + (f" (failed attempts: {[f[3] for f in result.failed][:2]})" if result.failed else ""))
+    lanes = queue.SimpleQueue()
+    for lane in range(PARALLEL_ROUNDS):
+        lanes.put(lane)
+
+    def one(r: int) -> str | None:
+        lane = lanes.get()
+        try:
+            result = run(scope.child(f"{kind}{r}"), lane)
+        finally:
+            lanes.put(lane)
+        if not result.problems:
+            return None
+        return (f"round {r}: " + "; ".join(result.problems[:4])
+                + (f" (failed attempts: {[f[3] for f in result.failed][:2]})" if result.failed else ""))
+
+    with ThreadPoolExecutor(PARALLEL_ROUNDS, thread_name_prefix="append-round") as pool:
+        failures = [f for f in pool.map(one, range(total)) if f]
     assert not failures, f"{len(failures)} of {total} rounds lost or invented writes:\n" + "\n".join(failures)
 
 
@@ -85,7 +105,7 @@ def test_concurrent_appends_lose_nothing(scope):
     """4 threads x 6 appends to one managed table through one client object (through a
     REST backend: 4 clients of one server): every acknowledged append held exactly once,
     versions 1..N, no Overwrite nobody asked for."""
-    _assert_rounds(scope, "threads", lambda tid: appends.run_round(scope.ctx.connect, tid))
+    _assert_rounds(scope, "threads", lambda tid, lane: appends.run_round(scope.ctx.connect, tid))
 
 
 @pytest.mark.needs("managed", "data", "spawn")
@@ -93,5 +113,7 @@ def test_concurrent_appends_of_processes_lose_nothing(scope):
     """The same race between 4 processes, each with a client of its own (where another
     process can reach the catalog: not ``memory``'s, which lives in this one)."""
     impl, props = scope.ctx.spawn
-    with appends.ProcessWriters(impl, props) as writers:
-        _assert_rounds(scope, "proc", lambda tid: appends.run_round(scope.ctx.connect, tid, processes=writers))
+    with ExitStack() as stack:  # a set of 4 writer processes for each round running at once
+        writers = [stack.enter_context(appends.ProcessWriters(impl, props)) for _ in range(PARALLEL_ROUNDS)]
+        _assert_rounds(scope, "proc",
+                       lambda tid, lane: appends.run_round(scope.ctx.connect, tid, processes=writers[lane]))

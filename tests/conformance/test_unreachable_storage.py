@@ -76,6 +76,10 @@ def _unreachable(name: str, backend, nowhere: Nowhere):
             # the client retries 503 (17) by itself: once, here, so that the bound is the server's
             yield lance_ns.connect("rest", {"uri": server.url, "max_retries": "0"})
         return
+    if name == "mounts":  # the mount the suite runs in, its storage nowhere: the mount's 17 passes through
+        mounted = {"lake.impl": "memory", **{f"lake.{k}": v for k, v in {**root, **_storage(nowhere)}.items()}}
+        yield lance_ns.connect("mounts", {**mounted, "mem.impl": "memory", "mem.root": root["root"] + "-mem"})
+        return
     yield type(ns)(**{**ns.properties, **root, **_storage(nowhere)})
 
 

@@ -19,6 +19,8 @@ FLOORS = {
     "lance_ns.storage": 2, "lance_ns.vending": 2, "lance_ns.base": 3, "lance_ns.protocol": 4, "lance_ns.detail": 3,
     "lance_ns.ledger": 3, "lance_ns.walk": 3, "lance_ns.datasets": 4, "lance_ns.dataops": 5,
     "lance_ns.tableops": 6, "lance_ns.catalog": 7, "lance_ns.impls": 8, "lance_ns.config": 9,
+    # mounts are configured namespaces side by side: the one backend that connects others (config)
+    "lance_ns.impls.mounts": 10,
     "lance_ns.conformance": 10, "lance_ns.cli": 12, "lance_ns.server": 11, "lance_ns.spark": 11,
     "lance_ns": 13, "pyspark_lance_ns": 13,
 }

@@ -18,6 +18,7 @@ from lance_namespace import (
 )
 
 from ..errors import (
+    InternalError,
     InvalidInputError,
     LanceNamespaceError,
     NamespaceAlreadyExistsError,
@@ -61,11 +62,20 @@ class NamespaceOperations:
             self.ns.create_namespace_entry(ns, props)
         except Exception as e:
             mapped = e if isinstance(e, LanceNamespaceError) else self.ns.translate_error(e)
-            if mode is not CreateMode.EXIST_OK or not isinstance(mapped, NamespaceAlreadyExistsError):
+            # A creation race lost: the catalog says the name is taken, or fails inside while
+            # another's creation lands (HMS 3.1: a losing create_database removes the directory
+            # the winner made, and the winner's chmod of it fails).  Which, the entry tells.
+            taken = isinstance(mapped, NamespaceAlreadyExistsError)
+            if not (taken or isinstance(mapped, InternalError)) or (taken and mode is not CreateMode.EXIST_OK):
                 raise
-            winner = self.ns.get_namespace_entry(ns)
-            if winner is None:  # what holds the name is no namespace (a table of that name)
+            try:
+                winner = self.ns.get_namespace_entry(ns)
+            except Exception:  # the catalog cannot say: its first answer stands
+                winner = None
+            if winner is None:  # nothing there, or no namespace (a table of that name)
                 raise
+            if mode is not CreateMode.EXIST_OK:
+                raise NamespaceAlreadyExistsError(f"namespace {to_string(ns)!r} was created concurrently") from e
             # ExistOk lost a creation race: the winner's namespace is what was asked for
             return CreateNamespaceResponse(properties=winner)
         return CreateNamespaceResponse(properties=self.ns.get_namespace_entry(ns) or props)

@@ -17,6 +17,7 @@ IMPLS: dict[str, tuple[str, str | None]] = {
     "unity": ("lance_ns.impls.unity:UnityNamespace", "unity"),
     "iceberg": ("lance_ns.impls.iceberg:IcebergRestNamespace", "iceberg"),
     "memory": ("lance_ns.impls.memory:MemoryNamespace", None),
+    "mounts": ("lance_ns.impls.mounts:MountsNamespace", None),
 }
 
 #: the prefix of the names under which lance_namespace (and LanceDB) find our

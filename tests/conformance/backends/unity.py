@@ -28,13 +28,12 @@ from . import Backend, Ctx, declared_caps, facts
 
 CATALOG = "lance_ci"
 #: what the unity backend shows, on the double and on the real server alike (no Cascade: see docs/backends.md)
-FACTS = facts("catalog data detail managed ns_properties ours register table_properties")
+FACTS = facts("catalog data detail managed ns_properties ours register spawn table_properties")
 ENVIRONMENT = ("data", "detail", "ns_properties", "table_properties", "register")
 
 
-#: rounds of the concurrent-appends races: a round costs ~2.5-4.5 s (each commit is a ledger commit), so
-#: fewer than dir's 20; the legacy-error double is the same server and commit path: fewer still
-APPEND_ROUNDS = 12
+#: rounds of the concurrent-appends races on the legacy-error double: the same server and commit
+#: path as ``unity``'s (which runs dir's 20), answering other error codes
 LEGACY_APPEND_ROUNDS = 6
 
 
@@ -45,8 +44,9 @@ def _double(name: str, legacy: bool) -> Backend:
             props = {"endpoint": unity.endpoint, "auth_token": "ci-token", "root": str(tmp / "root"), "retry_backoff_ms": "1"}
             ns = lance_ns.connect("unity", props)
             yield Ctx(
-                append_rounds=LEGACY_APPEND_ROUNDS if legacy else APPEND_ROUNDS,
+                append_rounds=LEGACY_APPEND_ROUNDS if legacy else None,
                 connect=lambda: ns,
+                spawn=("unity", props),
                 parent=[CATALOG],
                 caps=declared_caps(ns, *ENVIRONMENT),
                 scratch=str(tmp / "scratch"),
@@ -75,11 +75,12 @@ def _real(name: str, version: str) -> Backend:
     @contextmanager
     def start(tmp):
         server = real_server(version)
-        ns = lance_ns.connect("unity", {"endpoint": server.endpoint, "root": str(tmp / "root"), "retry_backoff_ms": "1"})
+        props = {"endpoint": server.endpoint, "root": str(tmp / "root"), "retry_backoff_ms": "1"}
+        ns = lance_ns.connect("unity", props)
         try:
             yield Ctx(
-                append_rounds=APPEND_ROUNDS,
                 connect=lambda: ns,
+                spawn=("unity", props),
                 parent=[CATALOG],
                 caps=declared_caps(ns, *ENVIRONMENT),
                 scratch=str(tmp / "scratch"),

@@ -1,0 +1,373 @@
+"""Mounts (impl ``mounts``): one namespace over several configured namespaces.
+
+The first level of every id names a mount; the rest of the id is the mounted
+namespace's own.  ``[onprem, sales, orders]`` is table ``[sales, orders]`` of the
+mount ``onprem``.  Properties (strings, like every impl):
+
+* ``NAME = CONFIG``: the mount ``NAME`` is the named configuration ``CONFIG`` (the
+  ``lance-ns`` config file or ``LANCE_NS__...`` variables, :func:`lance_ns.config.named_config`);
+* ``NAME.impl`` and ``NAME.KEY``: a mount configured in place, as a TOML table
+  flattens (``mounts.scratch = { impl = "dir", root = "/data" }`` in a named
+  configuration of impl ``mounts``: ``mounts.`` is the impl prefix every tool config has).
+
+Every key may carry that ``mounts.`` prefix; ``limits.*`` and ``storage.*`` are this
+namespace's own (so ``limits``, ``storage`` and ``mounts`` cannot name a mount).
+
+In Python, :meth:`MountsNamespace.of` mounts namespace objects already connected.
+
+Rules, all decided here before a mount is called:
+
+* the root lists the mounts (ListNamespaces), exists and describes with no
+  properties, holds no tables; a mount's own namespace (``[NAME]``) is that mount's root;
+* creating or dropping a mount is configuration: CreateNamespace/DropNamespace of
+  ``[NAME]`` (or of the root) answer 13;
+* an unknown mount answers as the id's kind would (namespace 1; table or transaction 4);
+* an operation addressing two mounts (RenameTable into another mount, a batch over
+  tables of two mounts) answers 13 naming both: no catalog can make that atomic;
+* a mount that cannot be reached answers 17 for its ids only; one that failed to
+  connect is tried again on its next call (a server starts with a mount down);
+* an operation the mount lacks answers 0 naming the mount; errors of the mount pass
+  through with their codes, and answers carry full ids (DescribeTable's ``namespace``,
+  ListAllTables' ids).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Mapping
+
+from lance_namespace import LanceNamespace
+from lance_namespace.errors import LanceNamespaceError
+from pydantic import BaseModel
+
+from ..base import OPERATIONS, NamespaceBase, Operation, normalising
+from ..errors import (
+    InvalidInputError,
+    NamespaceNotFoundError,
+    ServiceUnavailableError,
+    TableNotFoundError,
+    UnsupportedOperationError,
+)
+from ..catalog.entry import ALL_TABLES_DELIMITER
+from ..identifiers import validate_id
+from ..paging import paginate
+from ..storage import is_unreachable
+
+#: request fields that hold an id (first level: the mount) wherever they appear in a request
+_ID_FIELDS = ("id", "new_namespace_id")
+#: operations whose ``id`` names a namespace (every other one addresses a table, a
+#: transaction's id being its table's id and then the transaction)
+_NAMESPACE_OPS = frozenset(
+    {"create_namespace", "drop_namespace", "describe_namespace", "namespace_exists",
+     "list_namespaces", "list_tables", "list_all_tables"}
+)
+_LOCAL_ANSWERS = ("list_namespaces", "describe_namespace", "namespace_exists", "list_tables", "list_all_tables")
+
+
+class Mount:
+    """One mount: its name, how to connect it, and the namespace once connected."""
+
+    def __init__(self, name: str, connect: Callable[[], LanceNamespace], namespace: LanceNamespace | None = None):
+        self.name = name
+        self._connect = connect
+        self.owned = namespace is None  # opened here, so closed here
+        self._namespace = namespace
+        self._lock = threading.Lock()
+
+    @classmethod
+    def connected(cls, name: str, namespace: LanceNamespace) -> "Mount":
+        """A namespace connected elsewhere, mounted as it is (and left open)."""
+        return cls(name, lambda: namespace, namespace)
+
+    def namespace(self) -> LanceNamespace:
+        """The mounted namespace, connected on first use (17 while it cannot be)."""
+        if self._namespace is not None:
+            return self._namespace
+        with self._lock:
+            if self._namespace is None:
+                try:
+                    self._namespace = self._connect()
+                except InvalidInputError as e:  # its configuration, not its service: say which mount
+                    raise InvalidInputError(f"mount {self.name!r}: {e}") from e
+                except LanceNamespaceError as e:
+                    if getattr(e, "code", None) == 17 or isinstance(e, ServiceUnavailableError):
+                        raise ServiceUnavailableError(f"mount {self.name!r} is unavailable: {e}") from e
+                    raise
+                except Exception as e:  # its service could not be reached: tried again next call
+                    raise ServiceUnavailableError(f"mount {self.name!r} is unavailable: {e}") from e
+            return self._namespace
+
+    def operations(self) -> list[str]:
+        """The OperationIds the mounted namespace says it supports (all when it does not say)."""
+        ns = self.namespace()
+        listed = getattr(ns, "list_operations", None)
+        return sorted(listed()) if callable(listed) else sorted(op.op_id for op in OPERATIONS.values())
+
+    def close(self) -> None:
+        if self.owned and self._namespace is not None:
+            close = getattr(self._namespace, "close", None)
+            if callable(close):
+                close()
+            self._namespace = None
+
+
+#: first segments of this namespace's own properties, never a mount's name
+_OWN_PROPERTIES = frozenset({"limits", "storage", "mounts"})
+
+
+def _mount_configs(properties: Mapping[str, str]) -> dict[str, Callable[[], LanceNamespace]]:
+    """Properties -> mount name -> how to connect it.  ``NAME`` names a configuration,
+    ``NAME.impl``/``NAME.KEY`` configure one in place; each may carry the impl prefix
+    (``mounts.NAME...``), as every impl's properties may in a named configuration."""
+    from .. import config
+
+    named: dict[str, str] = {}
+    inline: dict[str, dict[str, str]] = {}
+    for key, value in properties.items():
+        key = key[len("mounts.") :] if key.startswith("mounts.") else key
+        name, _, rest = key.partition(".")
+        if name in _OWN_PROPERTIES:
+            continue
+        if rest:
+            inline.setdefault(name, {})[rest] = value
+        else:
+            named[name] = value
+    for name in sorted(named.keys() & inline.keys()):
+        raise InvalidInputError(f"mount {name!r} is given both as a named configuration and in place")
+    mounts: dict[str, Callable[[], LanceNamespace]] = {}
+    for name, cfg_name in named.items():
+        mounts[name] = lambda cfg_name=cfg_name: config.load_namespace(cfg_name)
+    for name, props in inline.items():
+        impl = props.pop("impl", None)
+        if not impl:
+            raise InvalidInputError(f"mount {name!r} needs {name}.impl (or {name} = a configuration name)")
+        if impl == "mounts":
+            raise InvalidInputError(f"mount {name!r}: a mount cannot itself be mounts")
+        config.load_class(impl)  # an unknown impl or missing extra is a configuration error: now, not per call
+        mounts[name] = lambda impl=impl, props=props: config.connect(impl, props)
+    return mounts
+
+
+class MountsNamespace(NamespaceBase):
+    """Several namespaces as one, the first id level naming the mount (see the module docstring)."""
+
+    def __init__(self, **properties: str):
+        super().__init__(**properties)
+        configs = _mount_configs(self.properties)
+        self._mounts = {name: Mount(name, connect) for name, connect in configs.items()}
+        self._check_names()
+        for mount in self._mounts.values():  # connected now where it can be; a mount down is tried again on use
+            try:
+                mount.namespace()
+            except ServiceUnavailableError:
+                pass
+
+    @classmethod
+    def of(cls, mounts: Mapping[str, LanceNamespace], **properties: str) -> "MountsNamespace":
+        """Mounts of namespace objects already connected (closing this leaves them open)."""
+        self = cls.__new__(cls)
+        NamespaceBase.__init__(self, **properties)
+        self._mounts = {name: Mount.connected(name, ns) for name, ns in mounts.items()}
+        self._check_names()
+        return self
+
+    def _check_names(self) -> None:
+        if not self._mounts:
+            raise InvalidInputError("mounts needs at least one mount: NAME = a configuration name, "
+                                    "or NAME.impl = an impl (each may be written mounts.NAME...)")
+        for name in self._mounts:
+            validate_id([name])
+
+    @property
+    def mounts(self) -> list[str]:
+        return sorted(self._mounts)
+
+    def mount(self, name: str) -> LanceNamespace:
+        """The namespace mounted as ``name`` (connecting it if need be)."""
+        if name not in self._mounts:
+            raise NamespaceNotFoundError(f"no mount named {name!r} (mounts: {', '.join(self.mounts)})")
+        return self._mounts[name].namespace()
+
+    def namespace_id(self) -> str:
+        return f"MountsNamespace {{ mounts: {self.mounts!r} }}"
+
+    def close(self) -> None:
+        for mount in self._mounts.values():
+            mount.close()
+
+    # -- what each mount supports ---------------------------------------------------------
+    def mount_operations(self) -> dict[str, list[str]]:
+        """mount -> the OperationIds it supports (a mount that is down: 17)."""
+        return {name: mount.operations() for name, mount in sorted(self._mounts.items())}
+
+    def list_operations(self) -> list[str]:
+        """What the mounts root answers itself, and what any reachable mount supports."""
+        ops = {OPERATIONS[m].op_id for m in _LOCAL_ANSWERS}
+        for mount in self._mounts.values():
+            try:
+                ops.update(mount.operations())
+            except ServiceUnavailableError:
+                continue
+        return sorted(ops)
+
+    # capabilities the conformance suite reads: true where every mount has them
+    @property
+    def supports_cascade(self) -> bool:
+        return self._all_mounts("supports_cascade")
+
+    @property
+    def drop_missing_ok(self) -> bool:
+        return self._all_mounts("drop_missing_ok")
+
+    @property
+    def supports_managed_versioning(self) -> bool:
+        return self._all_mounts("supports_managed_versioning")
+
+    @property
+    def vends_credentials(self) -> bool:
+        return self._all_mounts("vends_credentials")
+
+    def _all_mounts(self, attr: str) -> bool:
+        try:
+            return all(bool(getattr(m.namespace(), attr, False)) for m in self._mounts.values())
+        except ServiceUnavailableError:
+            return False
+
+    def adopt_table(self, table_id: list[str]) -> bool:
+        """``lance-ns table adopt`` on the mount the id names (see CatalogNamespace.adopt_table)."""
+        table_id = validate_id(list(table_id))
+        if len(table_id) < 2:
+            raise TableNotFoundError(f"{table_id!r} names no table inside a mount")
+        adopt = getattr(self.mount(table_id[0]), "adopt_table", None)
+        if adopt is None:
+            raise UnsupportedOperationError(f"mount {table_id[0]!r} records no owners (it cannot adopt a table)")
+        return adopt(table_id[1:])
+
+    # -- the root itself ------------------------------------------------------------------
+    def _answer_root(self, op: Operation, request: Any) -> Any:
+        """An operation on the root of the mounts (id ``[]``)."""
+        if op.method == "list_namespaces":
+            page, token = paginate(self.mounts, request.limit, request.page_token)
+            return op.response(namespaces=page, page_token=token)
+        if op.method == "describe_namespace":
+            return op.response(properties={})
+        if op.method == "namespace_exists":
+            return op.response() if op.response else None
+        if op.method == "list_tables":
+            return op.response(tables=[], page_token=None)
+        if op.method == "list_all_tables":
+            return self._all_tables(op, request)
+        if op.method in ("create_namespace", "drop_namespace"):
+            raise InvalidInputError(f"{op.op_id} of the mounts root: mounts are configuration, not namespaces")
+        raise _not_found(op, "the mounts root holds no tables")
+
+    def _all_tables(self, op: Operation, request: Any) -> Any:
+        ids: list[str] = []
+        for name in self.mounts:  # every mount's ids, then one page of them all (keyset tokens across mounts)
+            inner = request.model_copy(update={"id": [], "page_token": None, "limit": None})
+            tables = self.mount(name).list_all_tables(inner).tables
+            ids += [f"{name}{ALL_TABLES_DELIMITER}{t}" for t in tables]
+        page, token = paginate(sorted(ids), request.limit, request.page_token)
+        return op.response(tables=page, page_token=token)
+
+    # -- one call on one mount ------------------------------------------------------------
+    def _dispatch(self, op: Operation, request: Any, *data: Any) -> Any:
+        ids = list(_ids_in(request))
+        if ids in ([], [[]]):  # no id, or the root's
+            return self._answer_root(op, request)
+        if not all(ids):  # e.g. RenameTable of a mount's table into the root
+            raise InvalidInputError(f"{op.op_id} reaches the mounts root, which holds no tables")
+        names = sorted({i[0] for i in ids})
+        if len(names) > 1:
+            both = " and ".join(repr(n) for n in names)
+            raise InvalidInputError(f"{op.op_id} spans mounts {both}: each mount commits on its own")
+        name = names[0]
+        if "transaction" in op.method and len(ids[0]) < 2:
+            raise InvalidInputError(f"{op.op_id}: {ids[0]!r} is no transaction id (a table id, then the transaction)")
+        own_id = ids[0][1:]
+        if op.method in ("create_namespace", "drop_namespace") and not own_id:
+            raise InvalidInputError(f"{op.op_id} of {name!r}: mounts are configuration (mounts.NAME), not namespaces")
+        if name not in self._mounts:
+            raise _not_found(op, f"no mount named {name!r} (mounts: {', '.join(self.mounts)})")
+        if _addresses_table(op) and not own_id:
+            raise _not_found(op, f"{name!r} is a mount, not a table")
+        namespace = self._mounts[name].namespace()
+        method = getattr(namespace, op.method, None)
+        if method is None:
+            raise UnsupportedOperationError(f"{op.op_id} is not supported by mount {name!r}")
+        try:
+            answer = method(_rebased(request, lambda i: i[1:]), *data)
+        except (UnsupportedOperationError, NotImplementedError) as e:
+            raise UnsupportedOperationError(f"mount {name!r}: {e or op.op_id + ' is not supported'}") from e
+        except LanceNamespaceError:
+            raise
+        except Exception as e:
+            if is_unreachable(e) or isinstance(e, (ConnectionError, TimeoutError)):
+                raise ServiceUnavailableError(f"mount {name!r} is unavailable: {e}") from e
+            raise
+        return _with_mount(op, answer, name)
+
+
+def _ids_in(model: Any):
+    """Every id a request carries, at any depth (a batch's entries carry theirs)."""
+    if not isinstance(model, BaseModel):
+        return
+    for field in type(model).model_fields:
+        value = getattr(model, field, None)
+        if field in _ID_FIELDS and isinstance(value, list):
+            yield list(value)
+        elif isinstance(value, BaseModel):
+            yield from _ids_in(value)
+        elif isinstance(value, list):
+            for item in value:
+                yield from _ids_in(item)
+
+
+def _rebased(model: Any, change: Callable[[list[str]], list[str]]) -> Any:
+    """``model`` with every id field changed by ``change`` (a copy; the caller's request is left as it was)."""
+    if not isinstance(model, BaseModel):
+        return model
+    update = {}
+    for field in type(model).model_fields:
+        value = getattr(model, field, None)
+        if field in _ID_FIELDS and isinstance(value, list):
+            update[field] = change(list(value))
+        elif isinstance(value, BaseModel):
+            update[field] = _rebased(value, change)
+        elif isinstance(value, list) and any(isinstance(v, BaseModel) for v in value):
+            update[field] = [_rebased(v, change) for v in value]
+    return model.model_copy(update=update) if update else model
+
+
+def _with_mount(op: Operation, answer: Any, name: str) -> Any:
+    """A mount's answer with full ids where it carries ids."""
+    if op.method == "list_all_tables" and answer is not None:
+        # a page of the mount's ids, full; its token stays the mount's (the next page's request carries it back)
+        tables = [f"{name}{ALL_TABLES_DELIMITER}{t}" for t in answer.tables or []]
+        return answer.model_copy(update={"tables": tables})
+    if isinstance(answer, BaseModel) and isinstance(getattr(answer, "namespace", None), list):
+        return answer.model_copy(update={"namespace": [name, *answer.namespace]})
+    return answer
+
+
+def _addresses_table(op: Operation) -> bool:
+    return op.method not in _NAMESPACE_OPS and "transaction" not in op.method
+
+
+def _not_found(op: Operation, why: str) -> LanceNamespaceError:
+    """Nothing at an id: a namespace (1) or a table (4; a transaction's id is its table's too)."""
+    return NamespaceNotFoundError(why) if op.method in _NAMESPACE_OPS else TableNotFoundError(why)
+
+
+def _operation(op: Operation):
+    def method(self, request=None, *data):
+        return self._dispatch(op, request, *data)
+
+    method.__name__ = op.method
+    method.__doc__ = f"{op.op_id} on the mount the id's first level names."
+    return method
+
+
+for _op in OPERATIONS.values():
+    setattr(MountsNamespace, _op.method, normalising(_operation(_op), _op))
+del _op

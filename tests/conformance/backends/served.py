@@ -1,0 +1,61 @@
+"""Catalog backends through our server: the concurrent appends of managed tables through REST.
+
+``<backend>-served`` starts the backend as its own module does, serves its namespace
+with our server (lance_ns.server, the app ``lance-ns serve`` runs, on a thread of the
+test process) and hands the suite lance-ns's REST client of it.  Racing writers then
+meet in the server's commit path: 4 threads, each appending through the one REST client
+(separate HTTP requests on its connection pool).  ``rest-ours`` does the same over
+``dir``, with processes too; these give every other implementation with managed tables
+the check through the server.  Processes, each with a REST client of its own, are left to
+``rest-ours``: through the server they make the same requests as the threads, from
+more interpreters, and cost ~50 s a backend on the CI machine's 2 cores.
+
+They join only test_managed (the REST protocol itself is checked over every operation
+by the rest backends).
+"""
+
+from contextlib import contextmanager
+
+import lance_ns
+from lance_ns.server import run_server_in_thread
+
+from . import Backend, Ctx
+from . import hive, iceberg, memory, unity
+
+MODULES = frozenset({"test_managed"})
+
+
+#: rounds of the concurrent appends through the server over a catalog server: the server's own
+#: commit path (its threads on one namespace object) races its 20 rounds over dir (rest-ours,
+#: threads and processes) and memory; each catalog's commit path races its 20 directly.  Over
+#: HMS, the Iceberg REST reference and the Unity double a round costs 1.5-2.5 s of the CI
+#: machine's 2 cores, so these run 8 (make test's 20 minutes)
+CATALOG_SERVED_APPEND_ROUNDS = 8
+
+
+def served(base: Backend, append_rounds: int | None = None) -> Backend:
+    @contextmanager
+    def start(tmp):
+        with base.start(tmp) as ctx:
+            with run_server_in_thread(ctx.connect()) as server:
+                # the server hands out no credentials of its own: each client brings the backend's
+                own = {f"storage.{k}": v for k, v in ctx.storage_options.items()}
+                client = lance_ns.connect("rest", {"uri": server.url, **own})
+                try:
+                    yield Ctx(connect=lambda: client, parent=ctx.parent, caps=ctx.caps, scratch=ctx.scratch,
+                              storage_options=ctx.storage_options, append_rounds=append_rounds or ctx.append_rounds)
+                finally:
+                    client.close()
+
+    facts = (base.facts - {"catalog", "directory", "spawn"}) | {"rest"}
+    return Backend(f"{base.name}-served", start, facts, marks=base.marks, modules=MODULES)
+
+
+def _named(backends, name):
+    return next(b for b in backends if b.name == name)
+
+
+# one server of each implementation with managed tables (dir's is rest-ours)
+BACKENDS = [served(_named(memory.BACKENDS, "memory"))] + [
+    served(_named(module.BACKENDS, name), CATALOG_SERVED_APPEND_ROUNDS)
+    for module, name in ((hive, "hive3"), (iceberg, "iceberg-ref"), (unity, "unity"))]

@@ -1,0 +1,155 @@
+"""What only a ``mounts`` namespace does: the root, mounts as configuration, ids across
+mounts, a mount that is down, grants per mount.  (Every other operation is the
+conformance suite's, run inside a mount: tests/conformance/backends/mounts.py.)"""
+
+import socket
+
+import lance
+import pyarrow as pa
+import pytest
+from lance_namespace import BatchCreateTableVersionsRequest, CreateTableVersionEntry, LanceNamespace
+
+import lance_ns
+from lance_ns.errors import code_of
+from lance_ns.impls.mounts import MountsNamespace
+from lance_ns.server import run_server_in_thread
+
+
+def _code(call) -> int:
+    with pytest.raises(Exception) as e:
+        call()
+    return code_of(e.value)
+
+
+@pytest.fixture
+def lake(tmp_path):
+    props = {"mounts.scratch.impl": "dir", "mounts.scratch.root": str(tmp_path / "scratch"),
+             "mounts.mem.impl": "memory", "mounts.mem.root": str(tmp_path / "mem")}
+    with lance_ns.connect("mounts", props) as ns:
+        ns.create_namespace({"id": ["scratch", "s"]})
+        ns.create_namespace({"id": ["mem", "m"]})
+        yield ns
+
+
+def test_the_root_lists_the_mounts_and_holds_nothing_else(lake):
+    assert lake.list_namespaces({"id": []}).namespaces == ["mem", "scratch"]
+    first = lake.list_namespaces({"id": [], "limit": 1})
+    assert first.namespaces == ["mem"]
+    assert lake.list_namespaces({"id": [], "limit": 1, "page_token": first.page_token}).namespaces == ["scratch"]
+    assert lake.describe_namespace({"id": []}).properties == {}
+    assert lake.list_tables({"id": []}).tables == []
+    assert lake.list_namespaces({"id": ["scratch"]}).namespaces == ["s"]
+
+
+def test_mounts_are_configuration_not_namespaces(lake):
+    assert _code(lambda: lake.create_namespace({"id": ["new"]})) == 13
+    assert _code(lambda: lake.drop_namespace({"id": ["mem"]})) == 13
+    assert _code(lambda: lake.drop_namespace({"id": []})) == 13
+    assert lake.list_namespaces({"id": []}).namespaces == ["mem", "scratch"]
+
+
+def test_an_unknown_mount_answers_as_the_ids_kind(lake):
+    assert _code(lambda: lake.describe_namespace({"id": ["nope", "s"]})) == 1
+    assert _code(lambda: lake.namespace_exists({"id": ["nope"]})) == 1
+    assert _code(lambda: lake.describe_table({"id": ["nope", "s", "t"]})) == 4
+    assert _code(lambda: lake.describe_table({"id": ["scratch"]})) == 4  # a mount is not a table
+
+
+def test_a_table_written_into_one_mount_is_its_backends_own(lake, tmp_path):
+    data = pa.table({"x": [1, 2, 3]})
+    lance.write_dataset(data, namespace_client=lake, table_id=["scratch", "s", "t"], mode="create")
+    assert lake.describe_table({"id": ["scratch", "s", "t"]}).namespace == ["scratch", "s"]
+    # the mount's own client, with no mounts layer, sees the table at the id below the mount
+    native = lance_ns.connect("dir", {"root": str(tmp_path / "scratch")})
+    assert lance.dataset(namespace_client=native, table_id=["s", "t"]).to_table() == data
+    # and a table its native client writes is read through the mounts
+    mem = lake.mount("mem")
+    lance.write_dataset(data, namespace_client=mem, table_id=["m", "u"], mode="create")
+    assert lance.dataset(namespace_client=lake, table_id=["mem", "m", "u"]).count_rows() == 3
+    tables = lake.list_all_tables({})
+    assert tables.tables == ["mem$m$u", "scratch$s$t"]
+    page = lake.list_all_tables({"limit": 1})
+    assert page.tables == ["mem$m$u"]
+    assert lake.list_all_tables({"limit": 1, "page_token": page.page_token}).tables == ["scratch$s$t"]
+    assert lake.list_all_tables({"id": ["scratch"]}).tables == ["scratch$s$t"]
+
+
+def test_an_operation_across_two_mounts_is_refused_naming_both(lake):
+    lake.declare_table({"id": ["scratch", "s", "t"]})
+    rename = {"id": ["scratch", "s", "t"], "new_table_name": "u", "new_namespace_id": ["mem", "m"]}
+    with pytest.raises(Exception) as e:
+        lake.rename_table(rename)
+    assert code_of(e.value) == 13 and "'mem'" in str(e.value) and "'scratch'" in str(e.value)
+    lake.table_exists({"id": ["scratch", "s", "t"]})  # nothing moved (a missing table raises 4)
+    batch = BatchCreateTableVersionsRequest(entries=[
+        CreateTableVersionEntry(id=["scratch", "s", "t"], version=2, manifest_path="a"),
+        CreateTableVersionEntry(id=["mem", "m", "t"], version=2, manifest_path="b"),
+    ])
+    assert _code(lambda: lake.batch_create_table_versions(batch)) == 13
+    assert _code(lambda: lake.rename_table({**rename, "new_namespace_id": []})) == 13  # into the root
+
+
+def test_an_operation_a_mount_lacks_answers_0_naming_it(tmp_path):
+    class ListsOnly(LanceNamespace):  # a third-party namespace implementing one operation
+        def namespace_id(self):
+            return "lists-only"
+
+        def list_namespaces(self, request):
+            from lance_namespace import ListNamespacesResponse
+            return ListNamespacesResponse(namespaces=["a"])
+
+    ns = MountsNamespace.of({"thin": ListsOnly(), "mem": lance_ns.connect("memory", {"root": str(tmp_path)})})
+    assert ns.list_namespaces({"id": ["thin"]}).namespaces == ["a"]
+    with pytest.raises(Exception) as e:
+        ns.describe_table({"id": ["thin", "a", "t"]})
+    assert code_of(e.value) == 0 and "'thin'" in str(e.value)
+    assert "DeclareTable" in ns.mount_operations()["mem"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_mount_that_is_down_answers_17_for_its_ids_only_and_recovers(tmp_path):
+    backend = lance_ns.connect("dir", {"root": str(tmp_path / "remote")})
+    backend.create_namespace({"id": ["r"]})
+    port = _free_port()
+    props = {"mounts.remote.impl": "rest", "mounts.remote.uri": f"http://127.0.0.1:{port}",
+             "mounts.remote.max_retries": "0", "mounts.remote.connect_timeout": "500",
+             "mounts.mem.impl": "memory", "mounts.mem.root": str(tmp_path / "mem")}
+    ns = lance_ns.connect("mounts", props)  # starts with the remote mount's server not yet up
+    assert _code(lambda: ns.list_namespaces({"id": ["remote"]})) == 17
+    assert ns.list_namespaces({"id": ["mem"]}).namespaces == []
+    with run_server_in_thread(backend, port=port, log_requests=False):
+        assert ns.list_namespaces({"id": ["remote"]}).namespaces == ["r"]
+    assert _code(lambda: ns.describe_namespace({"id": ["remote", "r"]})) == 17  # stopped again
+    assert ns.list_namespaces({"id": []}).namespaces == ["mem", "remote"]  # the root does not ask the mounts
+    with run_server_in_thread(backend, port=port, log_requests=False):
+        assert ns.describe_namespace({"id": ["remote", "r"]}).properties is not None
+
+
+def test_grants_on_one_mount_do_not_reach_another(lake, tmp_path):
+    auth = tmp_path / "auth.toml"
+    auth.write_text('[[principal]]\nname = "onprem-etl"\ntoken = "tok-scratch"\nwrite = ["scratch"]\n')
+    with run_server_in_thread(lake, auth_file=str(auth), log_requests=False) as server:
+        client = lance_ns.connect("rest", {"uri": server.url, "auth_token": "tok-scratch"})
+        client.declare_table({"id": ["scratch", "s", "t"]})
+        assert client.list_tables({"id": ["scratch", "s"]}).tables == ["t"]
+        assert _code(lambda: client.declare_table({"id": ["mem", "m", "t"]})) == 15
+        assert _code(lambda: client.list_tables({"id": ["mem", "m"]})) == 15
+
+
+def test_mount_configuration_errors_are_told_at_connect(tmp_path, monkeypatch):
+    assert _code(lambda: lance_ns.connect("mounts", {})) == 13
+    assert _code(lambda: lance_ns.connect("mounts", {"mounts.a.root": "/x"})) == 13  # no impl
+    assert _code(lambda: lance_ns.connect("mounts", {"mounts.a.impl": "nosuch"})) == 13
+    assert _code(lambda: lance_ns.connect("mounts", {"mounts.a.impl": "mounts"})) == 13
+    assert _code(lambda: lance_ns.connect("mounts", {"mounts.a.b.impl": "dir"})) == 13  # "a.b" is no mount name
+    # a named configuration
+    monkeypatch.setenv("LANCE_NS__SCRATCHCFG__IMPL", "dir")
+    monkeypatch.setenv("LANCE_NS__SCRATCHCFG__ROOT", str(tmp_path / "named"))
+    ns = lance_ns.connect("mounts", {"mounts.scratch": "scratchcfg"})
+    ns.create_namespace({"id": ["scratch", "x"]})
+    assert lance_ns.connect("dir", {"root": str(tmp_path / "named")}).list_namespaces({}).namespaces == ["x"]
