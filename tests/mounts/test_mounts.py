@@ -153,3 +153,39 @@ def test_mount_configuration_errors_are_told_at_connect(tmp_path, monkeypatch):
     ns = lance_ns.connect("mounts", {"mounts.scratch": "scratchcfg"})
     ns.create_namespace({"id": ["scratch", "x"]})
     assert lance_ns.connect("dir", {"root": str(tmp_path / "named")}).list_namespaces({}).namespaces == ["x"]
+
+
+def test_glue_and_pylances_server_mounted_beside_a_directory(tmp_path):
+    """Real third-party services as mounts: Glue on moto, pylance's RestAdapter (Rust) over
+    its own DirectoryNamespace.  A table written through the mounts into each is read by
+    that service's own client at the id below the mount."""
+    from tests.conformance.backends import glue as glue_backend
+    from tests.conformance.backends import rest as rest_backend
+
+    data = pa.table({"x": [1, 2, 3]})
+    glue, pylance_server = glue_backend.BACKENDS[0], next(b for b in rest_backend.BACKENDS
+                                                          if b.name == "rest-pylance-server")
+    for part in ("g", "p"):
+        (tmp_path / part).mkdir()
+    with glue.start(tmp_path / "g") as aws, pylance_server.start(tmp_path / "p") as py:
+        impl, glue_props = aws.spawn
+        uri = py.connect().uri
+        props = {**{f"aws.{k}": v for k, v in glue_props.items()}, "aws.impl": impl,
+                 "py.impl": "rest", "py.uri": uri,
+                 "local.impl": "dir", "local.root": str(tmp_path / "local")}
+        with lance_ns.connect("mounts", props) as lake:
+            assert lake.list_namespaces({"id": []}).namespaces == ["aws", "local", "py"]
+            for mount in ("aws", "py", "local"):
+                lake.create_namespace({"id": [mount, "mdb"]})
+                lance.write_dataset(data, namespace_client=lake, table_id=[mount, "mdb", "t"], mode="create",
+                                    storage_options=aws.storage_options if mount == "aws" else None)
+            # each service's own client, no mounts layer
+            native_glue = lance_ns.connect(impl, glue_props)
+            assert native_glue.list_tables({"id": ["mdb"]}).tables == ["t"]
+            assert lance.dataset(namespace_client=native_glue, table_id=["mdb", "t"],
+                                 storage_options=aws.storage_options).to_table() == data
+            pylance_client = lance.namespace.RestNamespace(uri=uri)
+            assert lance.dataset(namespace_client=pylance_client, table_id=["mdb", "t"]).to_table() == data
+            assert lake.list_all_tables({"id": ["aws"]}).tables == ["aws$mdb$t"]
+            rename = {"id": ["aws", "mdb", "t"], "new_table_name": "u", "new_namespace_id": ["py", "mdb"]}
+            assert _code(lambda: lake.rename_table(rename)) == 13
