@@ -103,8 +103,8 @@ def _assert_rounds(scope, kind: str, run) -> None:
 @pytest.mark.needs("managed", "data")
 def test_concurrent_appends_lose_nothing(scope):
     """4 threads x 6 appends to one managed table through one client object (through a
-    REST backend: 4 clients of one server): every acknowledged append held exactly once,
-    versions 1..N, no Overwrite nobody asked for."""
+    REST backend: one REST client, each append its own HTTP requests to the one server):
+    every acknowledged append held exactly once, versions 1..N, no Overwrite nobody asked for."""
     _assert_rounds(scope, "threads", lambda tid, lane: appends.run_round(scope.ctx.connect, tid))
 
 

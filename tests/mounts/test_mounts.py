@@ -3,6 +3,7 @@ mounts, a mount that is down, grants per mount.  (Every other operation is the
 conformance suite's, run inside a mount: tests/conformance/backends/mounts.py.)"""
 
 import socket
+import uuid
 
 import lance
 import pyarrow as pa
@@ -173,19 +174,37 @@ def test_glue_and_pylances_server_mounted_beside_a_directory(tmp_path):
         props = {**{f"aws.{k}": v for k, v in glue_props.items()}, "aws.impl": impl,
                  "py.impl": "rest", "py.uri": uri,
                  "local.impl": "dir", "local.root": str(tmp_path / "local")}
+        db = f"m{uuid.uuid4().hex[:8]}"  # moto's Glue outlives this test
         with lance_ns.connect("mounts", props) as lake:
             assert lake.list_namespaces({"id": []}).namespaces == ["aws", "local", "py"]
             for mount in ("aws", "py", "local"):
-                lake.create_namespace({"id": [mount, "mdb"]})
-                lance.write_dataset(data, namespace_client=lake, table_id=[mount, "mdb", "t"], mode="create",
+                lake.create_namespace({"id": [mount, db]})
+                lance.write_dataset(data, namespace_client=lake, table_id=[mount, db, "t"], mode="create",
                                     storage_options=aws.storage_options if mount == "aws" else None)
             # each service's own client, no mounts layer
             native_glue = lance_ns.connect(impl, glue_props)
-            assert native_glue.list_tables({"id": ["mdb"]}).tables == ["t"]
-            assert lance.dataset(namespace_client=native_glue, table_id=["mdb", "t"],
+            assert native_glue.list_tables({"id": [db]}).tables == ["t"]
+            assert lance.dataset(namespace_client=native_glue, table_id=[db, "t"],
                                  storage_options=aws.storage_options).to_table() == data
             pylance_client = lance.namespace.RestNamespace(uri=uri)
-            assert lance.dataset(namespace_client=pylance_client, table_id=["mdb", "t"]).to_table() == data
-            assert lake.list_all_tables({"id": ["aws"]}).tables == ["aws$mdb$t"]
-            rename = {"id": ["aws", "mdb", "t"], "new_table_name": "u", "new_namespace_id": ["py", "mdb"]}
+            assert lance.dataset(namespace_client=pylance_client, table_id=[db, "t"]).to_table() == data
+            # (moto's Glue is shared by the tests of this worker: only this test's database is looked at)
+            assert [t for t in lake.list_all_tables({"id": ["aws"]}).tables if t.startswith(f"aws${db}$")] == [f"aws${db}$t"]
+            rename = {"id": ["aws", db, "t"], "new_table_name": "u", "new_namespace_id": ["py", db]}
             assert _code(lambda: lake.rename_table(rename)) == 13
+
+
+def test_a_mount_that_cannot_connect_answers_17_without_its_secrets(tmp_path):
+    calls = []
+
+    def refuses():
+        calls.append(1)
+        raise ConnectionError("cannot reach https://etl:hunter2@catalog.internal:9083 secret_access_key=AKIA123")
+
+    ns = MountsNamespace.of({"mem": lance_ns.connect("memory", {"root": str(tmp_path)}), "down": refuses})
+    with pytest.raises(Exception) as e:
+        ns.list_namespaces({"id": ["down"]})
+    assert code_of(e.value) == 17 and "hunter2" not in str(e.value) and "AKIA123" not in str(e.value)
+    assert _code(lambda: ns.list_namespaces({"id": ["down"]})) == 17
+    assert len(calls) == 2  # tried again on the next call
+    assert ns.list_namespaces({"id": ["mem"]}).namespaces == []

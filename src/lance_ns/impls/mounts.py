@@ -34,6 +34,7 @@ Rules, all decided here before a mount is called:
 from __future__ import annotations
 
 import threading
+import typing
 from typing import Any, Callable, Mapping
 
 from lance_namespace import LanceNamespace
@@ -51,6 +52,7 @@ from ..errors import (
 from ..catalog.entry import ALL_TABLES_DELIMITER
 from ..identifiers import validate_id
 from ..paging import paginate
+from ..redact import redact_text
 from ..storage import is_unreachable
 
 #: request fields that hold an id (first level: the mount) wherever they appear in a request
@@ -90,12 +92,16 @@ class Mount:
                 except InvalidInputError as e:  # its configuration, not its service: say which mount
                     raise InvalidInputError(f"mount {self.name!r}: {e}") from e
                 except LanceNamespaceError as e:
-                    if getattr(e, "code", None) == 17 or isinstance(e, ServiceUnavailableError):
-                        raise ServiceUnavailableError(f"mount {self.name!r} is unavailable: {e}") from e
-                    raise
+                    if not isinstance(e, ServiceUnavailableError):
+                        raise
+                    raise self._unavailable(e) from e
                 except Exception as e:  # its service could not be reached: tried again next call
-                    raise ServiceUnavailableError(f"mount {self.name!r} is unavailable: {e}") from e
+                    raise self._unavailable(e) from e
             return self._namespace
+
+    def _unavailable(self, cause: Exception) -> ServiceUnavailableError:
+        # a connection error may quote the URL it could not reach, credentials and all: masked
+        return ServiceUnavailableError(f"mount {self.name!r} is unavailable: {redact_text(str(cause))}")
 
     def operations(self) -> list[str]:
         """The OperationIds the mounted namespace says it supports (all when it does not say)."""
@@ -132,8 +138,9 @@ def _mount_configs(properties: Mapping[str, str]) -> dict[str, Callable[[], Lanc
             inline.setdefault(name, {})[rest] = value
         else:
             named[name] = value
-    for name in sorted(named.keys() & inline.keys()):
-        raise InvalidInputError(f"mount {name!r} is given both as a named configuration and in place")
+    twice = sorted(named.keys() & inline.keys())
+    if twice:
+        raise InvalidInputError(f"mount {twice[0]!r} is given both as a named configuration and in place")
     mounts: dict[str, Callable[[], LanceNamespace]] = {}
     for name, cfg_name in named.items():
         mounts[name] = lambda cfg_name=cfg_name: config.load_namespace(cfg_name)
@@ -163,11 +170,13 @@ class MountsNamespace(NamespaceBase):
                 pass
 
     @classmethod
-    def of(cls, mounts: Mapping[str, LanceNamespace], **properties: str) -> "MountsNamespace":
-        """Mounts of namespace objects already connected (closing this leaves them open)."""
+    def of(cls, mounts: Mapping[str, LanceNamespace | Callable[[], LanceNamespace]], **properties: str) -> "MountsNamespace":
+        """Mounts of namespace objects already connected (closing this leaves them open), or of
+        functions that connect one (called on first use, and again after a failed connection)."""
         self = cls.__new__(cls)
         NamespaceBase.__init__(self, **properties)
-        self._mounts = {name: Mount.connected(name, ns) for name, ns in mounts.items()}
+        self._mounts = {name: Mount.connected(name, ns) if isinstance(ns, LanceNamespace) else Mount(name, ns)
+                        for name, ns in mounts.items()}
         self._check_names()
         return self
 
@@ -303,39 +312,67 @@ class MountsNamespace(NamespaceBase):
             raise
         except Exception as e:
             if is_unreachable(e) or isinstance(e, (ConnectionError, TimeoutError)):
-                raise ServiceUnavailableError(f"mount {name!r} is unavailable: {e}") from e
+                raise ServiceUnavailableError(f"mount {name!r} is unavailable: {redact_text(str(e))}") from e
             raise
         return _with_mount(op, answer, name)
 
 
+#: request model -> its fields that carry ids (see _id_fields)
+_ID_FIELDS_OF: dict[type, tuple[tuple[str, bool], ...]] = {}
+
+
+def _id_fields(model: type, visiting: frozenset = frozenset()) -> tuple[tuple[str, bool], ...]:
+    """The fields of a request model that carry ids, read once per model: ``(name, True)``
+    for an id itself, ``(name, False)`` for a sub-model or a list of them that holds ids
+    somewhere (a batch's entries).  Most requests have one: ``id``.  (A model met again
+    inside itself, as an Arrow type's children are, adds nothing.)"""
+    if model in _ID_FIELDS_OF:
+        return _ID_FIELDS_OF[model]
+    if model in visiting:
+        return ()
+    found = []
+    for name, info in model.model_fields.items():
+        if name in _ID_FIELDS:
+            found.append((name, True))
+        elif any(_id_fields(sub, visiting | {model}) for sub in _models_in(info.annotation)):
+            found.append((name, False))
+    if not visiting:  # a top-level answer is complete; one inside a cycle may not be
+        _ID_FIELDS_OF[model] = tuple(found)
+    return tuple(found)
+
+
+def _models_in(annotation: Any) -> list[type]:
+    """The pydantic models an annotation names (through Optional, List, Annotated)."""
+    if isinstance(annotation, type):
+        return [annotation] if issubclass(annotation, BaseModel) else []
+    return [m for arg in typing.get_args(annotation) for m in _models_in(arg)]
+
+
 def _ids_in(model: Any):
     """Every id a request carries, at any depth (a batch's entries carry theirs)."""
-    if not isinstance(model, BaseModel):
-        return
-    for field in type(model).model_fields:
-        value = getattr(model, field, None)
-        if field in _ID_FIELDS and isinstance(value, list):
-            yield list(value)
-        elif isinstance(value, BaseModel):
-            yield from _ids_in(value)
-        elif isinstance(value, list):
-            for item in value:
-                yield from _ids_in(item)
+    for name, is_id in _id_fields(type(model)):
+        value = getattr(model, name)
+        if is_id:
+            if isinstance(value, list):
+                yield list(value)
+        else:
+            for item in value if isinstance(value, list) else [value]:
+                if isinstance(item, BaseModel):
+                    yield from _ids_in(item)
 
 
 def _rebased(model: Any, change: Callable[[list[str]], list[str]]) -> Any:
     """``model`` with every id field changed by ``change`` (a copy; the caller's request is left as it was)."""
-    if not isinstance(model, BaseModel):
-        return model
     update = {}
-    for field in type(model).model_fields:
-        value = getattr(model, field, None)
-        if field in _ID_FIELDS and isinstance(value, list):
-            update[field] = change(list(value))
+    for name, is_id in _id_fields(type(model)):
+        value = getattr(model, name)
+        if is_id:
+            if isinstance(value, list):
+                update[name] = change(list(value))
+        elif isinstance(value, list):
+            update[name] = [_rebased(v, change) if isinstance(v, BaseModel) else v for v in value]
         elif isinstance(value, BaseModel):
-            update[field] = _rebased(value, change)
-        elif isinstance(value, list) and any(isinstance(v, BaseModel) for v in value):
-            update[field] = [_rebased(v, change) for v in value]
+            update[name] = _rebased(value, change)
     return model.model_copy(update=update) if update else model
 
 

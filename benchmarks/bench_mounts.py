@@ -1,0 +1,62 @@
+"""What a mount adds to an operation: DescribeTable (and ListTables) through a ``mounts``
+namespace against the same call on the mounted backend itself, in the same run.
+
+    python benchmarks/bench_mounts.py [--calls 2000] [--repeat 15] [--backend memory|dir]
+
+Each sample is ``--calls`` calls in a row; the two are alternated (``timed_pair``) so both
+see the same machine, and the medians are compared.  The ratio printed is throughput,
+mounts / direct (issue 56's goal: DescribeTable >= 1 / 1.05 = 0.95); the limit is the
+backend itself (1.0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+
+from lance_namespace import DescribeTableRequest, ListTablesRequest
+
+import lance_ns
+from common import timed_pair
+from lance_ns.impls.mounts import MountsNamespace
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--calls", type=int, default=2000, help="calls per sample")
+    parser.add_argument("--repeat", type=int, default=15, help="samples of each")
+    parser.add_argument("--backend", choices=("memory", "dir"), default="memory")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as root:
+        direct = lance_ns.connect(args.backend, {"root": root})
+        mounts = MountsNamespace.of({"lake": direct})
+        direct.create_namespace({"id": ["s"]})
+        for i in range(100):
+            direct.declare_table({"id": ["s", f"t{i}"]})
+        print(f"backend {args.backend}: {args.calls} calls a sample, {args.repeat} samples each, alternated")
+        for label, direct_request, mounted_request, method in (
+            ("DescribeTable", DescribeTableRequest(id=["s", "t7"]), DescribeTableRequest(id=["lake", "s", "t7"]),
+             "describe_table"),
+            ("ListTables", ListTablesRequest(id=["s"], limit=10), ListTablesRequest(id=["lake", "s"], limit=10),
+             "list_tables"),
+        ):
+            call_direct, call_mounted = getattr(direct, method), getattr(mounts, method)
+
+            def run_direct():
+                for _ in range(args.calls):
+                    call_direct(direct_request)
+
+            def run_mounted():
+                for _ in range(args.calls):
+                    call_mounted(mounted_request)
+
+            d, m = timed_pair(run_direct, run_mounted, args.repeat)
+            per_direct = statistics.median(d) / args.calls * 1e6
+            per_mounted = statistics.median(m) / args.calls * 1e6
+            print(f"{label:14s} direct {per_direct:7.1f} us  mounts {per_mounted:7.1f} us  "
+                  f"throughput mounts/direct {per_direct / per_mounted:.2f} (limit 1.00, goal >= 0.95)")
+
+
+if __name__ == "__main__":
+    main()
