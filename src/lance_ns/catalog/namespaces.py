@@ -66,7 +66,7 @@ class NamespaceOperations:
             # another's creation lands (HMS 3.1: a losing create_database removes the directory
             # the winner made, and the winner's chmod of it fails).  Which, the entry tells.
             taken = isinstance(mapped, NamespaceAlreadyExistsError)
-            if not (taken or isinstance(mapped, InternalError)) or (taken and mode is not CreateMode.EXIST_OK):
+            if not (taken and mode is CreateMode.EXIST_OK or isinstance(mapped, InternalError)):
                 raise
             try:
                 winner = self.ns.get_namespace_entry(ns)

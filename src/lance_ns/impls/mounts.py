@@ -63,7 +63,8 @@ _NAMESPACE_OPS = frozenset(
     {"create_namespace", "drop_namespace", "describe_namespace", "namespace_exists",
      "list_namespaces", "list_tables", "list_all_tables"}
 )
-_LOCAL_ANSWERS = ("list_namespaces", "describe_namespace", "namespace_exists", "list_tables", "list_all_tables")
+#: what the root answers itself (creating or dropping a mount is refused there)
+_LOCAL_ANSWERS = _NAMESPACE_OPS - {"create_namespace", "drop_namespace"}
 
 
 class Mount:
@@ -91,15 +92,16 @@ class Mount:
                     self._namespace = self._connect()
                 except InvalidInputError as e:  # its configuration, not its service: say which mount
                     raise InvalidInputError(f"mount {self.name!r}: {e}") from e
-                except LanceNamespaceError as e:
-                    if not isinstance(e, ServiceUnavailableError):
-                        raise
-                    raise self._unavailable(e) from e
+                except ServiceUnavailableError as e:
+                    raise self.unavailable(e) from e
+                except LanceNamespaceError:
+                    raise
                 except Exception as e:  # its service could not be reached: tried again next call
-                    raise self._unavailable(e) from e
+                    raise self.unavailable(e) from e
             return self._namespace
 
-    def _unavailable(self, cause: Exception) -> ServiceUnavailableError:
+    def unavailable(self, cause: Exception) -> ServiceUnavailableError:
+        """The 17 this mount answers when ``cause`` kept it from answering."""
         # a connection error may quote the URL it could not reach, credentials and all: masked
         return ServiceUnavailableError(f"mount {self.name!r} is unavailable: {redact_text(str(cause))}")
 
@@ -155,14 +157,25 @@ def _mount_configs(properties: Mapping[str, str]) -> dict[str, Callable[[], Lanc
     return mounts
 
 
+def _every_mount(capability: str) -> property:
+    """A capability of the mounts: true where every mount has it (false while one is down)."""
+
+    def every(self) -> bool:
+        try:
+            return all(bool(getattr(m.namespace(), capability, False)) for m in self._mounts.values())
+        except ServiceUnavailableError:
+            return False
+
+    every.__doc__ = f"``{capability}`` of every mount."
+    return property(every)
+
+
 class MountsNamespace(NamespaceBase):
     """Several namespaces as one, the first id level naming the mount (see the module docstring)."""
 
     def __init__(self, **properties: str):
         super().__init__(**properties)
-        configs = _mount_configs(self.properties)
-        self._mounts = {name: Mount(name, connect) for name, connect in configs.items()}
-        self._check_names()
+        self._attach(Mount(name, connect) for name, connect in _mount_configs(self.properties).items())
         for mount in self._mounts.values():  # connected now where it can be; a mount down is tried again on use
             try:
                 mount.namespace()
@@ -175,12 +188,12 @@ class MountsNamespace(NamespaceBase):
         functions that connect one (called on first use, and again after a failed connection)."""
         self = cls.__new__(cls)
         NamespaceBase.__init__(self, **properties)
-        self._mounts = {name: Mount.connected(name, ns) if isinstance(ns, LanceNamespace) else Mount(name, ns)
-                        for name, ns in mounts.items()}
-        self._check_names()
+        self._attach(Mount.connected(name, ns) if isinstance(ns, LanceNamespace) else Mount(name, ns)
+                     for name, ns in mounts.items())
         return self
 
-    def _check_names(self) -> None:
+    def _attach(self, mounts: typing.Iterable[Mount]) -> None:
+        self._mounts = {mount.name: mount for mount in mounts}
         if not self._mounts:
             raise InvalidInputError("mounts needs at least one mount: NAME = a configuration name, "
                                     "or NAME.impl = an impl (each may be written mounts.NAME...)")
@@ -219,28 +232,11 @@ class MountsNamespace(NamespaceBase):
                 continue
         return sorted(ops)
 
-    # capabilities the conformance suite reads: true where every mount has them
-    @property
-    def supports_cascade(self) -> bool:
-        return self._all_mounts("supports_cascade")
-
-    @property
-    def drop_missing_ok(self) -> bool:
-        return self._all_mounts("drop_missing_ok")
-
-    @property
-    def supports_managed_versioning(self) -> bool:
-        return self._all_mounts("supports_managed_versioning")
-
-    @property
-    def vends_credentials(self) -> bool:
-        return self._all_mounts("vends_credentials")
-
-    def _all_mounts(self, attr: str) -> bool:
-        try:
-            return all(bool(getattr(m.namespace(), attr, False)) for m in self._mounts.values())
-        except ServiceUnavailableError:
-            return False
+    # the capabilities a backend declares (lance_ns.conformance's CAPABILITY_ATTRIBUTES)
+    supports_cascade = _every_mount("supports_cascade")
+    drop_missing_ok = _every_mount("drop_missing_ok")
+    supports_managed_versioning = _every_mount("supports_managed_versioning")
+    vends_credentials = _every_mount("vends_credentials")
 
     def adopt_table(self, table_id: list[str]) -> bool:
         """``lance-ns table adopt`` on the mount the id names (see CatalogNamespace.adopt_table)."""
@@ -272,8 +268,8 @@ class MountsNamespace(NamespaceBase):
 
     def _all_tables(self, op: Operation, request: Any) -> Any:
         ids: list[str] = []
+        inner = request.model_copy(update={"id": [], "page_token": None, "limit": None})
         for name in self.mounts:  # every mount's ids, then one page of them all (keyset tokens across mounts)
-            inner = request.model_copy(update={"id": [], "page_token": None, "limit": None})
             tables = self.mount(name).list_all_tables(inner).tables
             ids += [f"{name}{ALL_TABLES_DELIMITER}{t}" for t in tables]
         page, token = paginate(sorted(ids), request.limit, request.page_token)
@@ -300,8 +296,8 @@ class MountsNamespace(NamespaceBase):
             raise _not_found(op, f"no mount named {name!r} (mounts: {', '.join(self.mounts)})")
         if _addresses_table(op) and not own_id:
             raise _not_found(op, f"{name!r} is a mount, not a table")
-        namespace = self._mounts[name].namespace()
-        method = getattr(namespace, op.method, None)
+        mount = self._mounts[name]
+        method = getattr(mount.namespace(), op.method, None)
         if method is None:
             raise UnsupportedOperationError(f"{op.op_id} is not supported by mount {name!r}")
         try:
@@ -312,7 +308,7 @@ class MountsNamespace(NamespaceBase):
             raise
         except Exception as e:
             if is_unreachable(e) or isinstance(e, (ConnectionError, TimeoutError)):
-                raise ServiceUnavailableError(f"mount {name!r} is unavailable: {redact_text(str(e))}") from e
+                raise mount.unavailable(e) from e
             raise
         return _with_mount(op, answer, name)
 

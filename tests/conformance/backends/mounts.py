@@ -4,7 +4,7 @@ The namespace mounts a local ``dir`` root as ``lake`` and a ``memory`` catalog a
 ``mem``; the suite's namespaces are created under ``[lake]``, so every operation passes
 the mounts layer (the mount named by the id's first level, the rest of the id handed
 on, full ids in the answers).  What only mounts do (the root listing the mounts,
-operations across two mounts, a mount that is down) is tested in tests/impls/test_mounts.py.
+operations across two mounts, a mount that is down) is tested in tests/mounts/test_mounts.py.
 """
 
 from contextlib import contextmanager
