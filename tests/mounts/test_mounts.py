@@ -159,7 +159,7 @@ def test_mount_configuration_errors_are_told_at_connect(tmp_path, monkeypatch):
 def test_glue_and_pylances_server_mounted_beside_a_directory(tmp_path):
     """Real third-party services as mounts: Glue on moto, pylance's RestAdapter (Rust) over
     its own DirectoryNamespace.  A table written through the mounts into each is read by
-    that service's own client at the id below the mount."""
+    that service's own client at the id below the mount, and the reverse."""
     from tests.conformance.backends import glue as glue_backend
     from tests.conformance.backends import rest as rest_backend
 
@@ -188,8 +188,17 @@ def test_glue_and_pylances_server_mounted_beside_a_directory(tmp_path):
                                  storage_options=aws.storage_options).to_table() == data
             pylance_client = lance.namespace.RestNamespace(uri=uri)
             assert lance.dataset(namespace_client=pylance_client, table_id=[db, "t"]).to_table() == data
+            # and the reverse: what pylance's own client writes into its server is read through the mounts
+            theirs = pa.table({"x": [7, 8]})
+            lance.write_dataset(theirs, namespace_client=pylance_client, table_id=[db, "theirs"], mode="create")
+            assert lance.dataset(namespace_client=lake, table_id=["py", db, "theirs"]).to_table() == theirs
+            lance.write_dataset(theirs, namespace_client=native_glue, table_id=[db, "theirs"], mode="create",
+                                storage_options=aws.storage_options)
+            assert lance.dataset(namespace_client=lake, table_id=["aws", db, "theirs"],
+                                 storage_options=aws.storage_options).to_table() == theirs
             # (moto's Glue is shared by the tests of this worker: only this test's database is looked at)
-            assert [t for t in lake.list_all_tables({"id": ["aws"]}).tables if t.startswith(f"aws${db}$")] == [f"aws${db}$t"]
+            assert [t for t in lake.list_all_tables({"id": ["aws"]}).tables
+                    if t.startswith(f"aws${db}$")] == [f"aws${db}$t", f"aws${db}$theirs"]
             rename = {"id": ["aws", db, "t"], "new_table_name": "u", "new_namespace_id": ["py", db]}
             assert _code(lambda: lake.rename_table(rename)) == 13
 
