@@ -12,6 +12,7 @@ import logging
 import os
 import posixpath
 import re
+import time
 from urllib.parse import unquote, urlparse
 
 from .errors import InvalidInputError
@@ -329,12 +330,28 @@ def delete_location(location: str, storage_options: dict[str, str] | None = None
         return
     if info.type == pafs.FileType.NotFound:
         return
-    # a concurrent delete of the same directory (a racing drop) removes files under us
-    with contextlib.suppress(FileNotFoundError):
-        if info.type == pafs.FileType.Directory:
-            fs.delete_dir(path)
-        else:
+    if info.type != pafs.FileType.Directory:
+        with contextlib.suppress(FileNotFoundError):  # deleted by a concurrent delete
             fs.delete_file(path)
+        return
+    for attempt in range(_LATE_WRITER_RETRIES + 1):
+        try:
+            # a concurrent delete of the same directory (a racing drop) removes files under us
+            with contextlib.suppress(FileNotFoundError):
+                fs.delete_dir(path)
+            return
+        except OSError as e:
+            # A writer still landing files (a CreateTable that lost the first commit, a
+            # late writer of the dropped table) fills a directory between its listing
+            # and its removal: on local disk that is ENOTEMPTY.  Its writes end soon.
+            if not _NOT_EMPTY.search(str(e)) or attempt == _LATE_WRITER_RETRIES:
+                raise
+            time.sleep(0.02 * (attempt + 1))
+
+
+#: how often a directory a late writer keeps filling is removed again (see delete_location)
+_LATE_WRITER_RETRIES = 8
+_NOT_EMPTY = re.compile(r"directory not empty|errno 39|ENOTEMPTY", re.IGNORECASE)
 
 
 #: left in a dropped table's directory so that no later table of the same name reuses it

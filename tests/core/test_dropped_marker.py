@@ -74,3 +74,32 @@ def test_a_declaration_after_a_drop_makes_no_storage_call(tmp_path, monkeypatch)
     monkeypatch.setattr(storage, "open_lance", no_storage)
     assert ns.declare_table({"id": ["a", "t"]}).location == default
     assert ns.declare_table({"id": ["a", "u"], "location": str(tmp_path / "a" / "elsewhere.lance")}).location
+
+
+def test_a_drop_outlasts_a_late_writer_landing_files_while_it_deletes(tmp_path):
+    """A writer still landing files in the directory (a CreateTable that lost the
+    first commit) makes the removal meet ENOTEMPTY: the drop removes it again once
+    the writer is done, never answering an error for a drop already committed."""
+    import threading
+    import time
+
+    location = tmp_path / "t.lance"
+    (location / "data").mkdir(parents=True)
+    for i in range(200):
+        (location / "data" / f"old{i}").write_bytes(b"x")
+    stop = threading.Event()
+
+    def late_writer():
+        end, i = time.monotonic() + 0.08, 0
+        while time.monotonic() < end:
+            (location / "data").mkdir(parents=True, exist_ok=True)
+            (location / "data" / f"late{i}").write_bytes(b"x")
+            i += 1
+        stop.set()
+
+    writer = threading.Thread(target=late_writer)
+    writer.start()
+    storage.delete_location(str(location))
+    writer.join()
+    storage.delete_location(str(location))  # what the writer landed after the last pass
+    assert not location.exists()
