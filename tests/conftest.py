@@ -20,6 +20,9 @@ def lance_ns_wheel(tmp_path_factory):
 #: server starts once per run: by test folder, and by the server a conformance backend runs on
 _SERVER_GROUPS = {"tests/hive/": "hive", "tests/iceberg/": "iceberg", "tests/spark/": "spark",
                   "tests/unity/": "unity",
+                  # sync between real servers: on the worker that has the server already
+                  "tests/sync/test_sync.py::test_a_hive_metastore_into_unity": "hive",
+                  "tests/sync/test_sync.py::test_the_iceberg_rest_reference_into_dir": "iceberg",
                   # one lance-spark job (its own JVM) serves the whole module: run it once, on one worker
                   "tests/interop/test_lance_spark.py": "lance-spark"}
 _BACKEND_GROUPS = {"hive2": "hive", "hive3": "hive", "hive3-hms3": "hive", "iceberg": "iceberg",

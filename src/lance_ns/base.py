@@ -322,6 +322,33 @@ class NamespaceBase(LanceNamespace):
     def list_operations(self) -> list[str]:
         return self.supported_operations()
 
+    # -- placement: what a planner (lance_ns.sync) asks before it writes ----------
+    def namespace_refusal(self, ns: list[str], planned: bool = False) -> LanceNamespaceError | None:
+        """The error CreateNamespace of ``ns`` would answer by this namespace's rules
+        (its depth, the levels it creates), told without writing; None where it would
+        create it, or cannot tell before it tries (a remote server).  ``planned``: asked
+        by a planner that first makes the missing parents itself, with plain
+        CreateNamespace calls, so what those parents would refuse counts too."""
+        return None
+
+    def table_refusal(self, table_id: list[str], location: str | None = None) -> LanceNamespaceError | None:
+        """The error RegisterTable of ``table_id`` at ``location`` (DeclareTable at the
+        default location when None) would answer by this namespace's rules, told without
+        writing; None where it would accept it, or cannot tell before it tries."""
+        return None
+
+    def table_location_for(self, table_id: list[str], seed: str | None = None) -> str | None:
+        """Where this namespace places the data of a table it makes at ``table_id`` (its
+        default location), told before any entry exists; None where it cannot tell (a
+        remote server decides when the table is declared).  Where a layout draws names
+        at random, the same ``seed`` gives the same place (a copy resumed finds its files)."""
+        return None
+
+    def storage_options_for(self, table_id: list[str]) -> dict[str, str]:
+        """The storage options this namespace reads and writes ``table_id``'s data with
+        (its ``storage.*`` properties)."""
+        return dict(self.storage_options)
+
     # the seed spec's names
     def get_namespace(self, request=None):
         return self.describe_namespace(request)

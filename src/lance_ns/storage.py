@@ -404,14 +404,16 @@ def holds_files(location: str, storage_options: dict[str, str] | None = None) ->
         return False
 
 
-def fresh_variant(location: str) -> str:
-    """``.../name.lance`` -> ``.../name-<random>.lance``: a sibling location no one uses."""
+def fresh_variant(location: str, tag: str | None = None) -> str:
+    """``.../name.lance`` -> ``.../name-<random>.lance``: a sibling location no one uses
+    (``tag``, eight hex digits, in place of the random ones: the same sibling every time)."""
     import secrets
 
+    tag = tag or secrets.token_hex(4)
     stem, dot, suffix = location.rstrip("/").rpartition(".")
     if not dot or "/" in suffix:
-        return f"{location.rstrip('/')}-{secrets.token_hex(4)}"
-    return f"{stem}-{secrets.token_hex(4)}.{suffix}"
+        return f"{location.rstrip('/')}-{tag}"
+    return f"{stem}-{tag}.{suffix}"
 
 
 _FRESH_TAG = re.compile(r"-[0-9a-f]{8}")

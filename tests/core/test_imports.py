@@ -21,7 +21,8 @@ FLOORS = {
     "lance_ns.tableops": 6, "lance_ns.catalog": 7, "lance_ns.impls": 8, "lance_ns.config": 9,
     # mounts are configured namespaces side by side: the one backend that connects others (config)
     "lance_ns.impls.mounts": 10,
-    "lance_ns.conformance": 10, "lance_ns.cli": 12, "lance_ns.server": 11, "lance_ns.spark": 11,
+    # sync works on any two namespaces (the public operations and the placement questions)
+    "lance_ns.conformance": 10, "lance_ns.sync": 10, "lance_ns.dataset_copy": 4, "lance_ns.cli": 12, "lance_ns.server": 11, "lance_ns.spark": 11,
     "lance_ns": 13, "pyspark_lance_ns": 13,
 }
 

@@ -11,7 +11,8 @@ and exits non-zero at the first failure, naming DOC:LINE:
   (``# ~/.config/lance-ns/config.toml``) is also written there, so the blocks
   after it see the configuration it shows;
 * ```bash blocks run when every command is a ``lance-ns`` command against a
-  local backend (``--impl dir`` / ``--impl memory``, or ``--help``); others
+  local backend (``--impl dir`` / ``--impl memory``, ``sync`` with local
+  ``--from-impl`` and ``--to-impl``, or ``--help``); others
   (servers, remote catalogs, ``make``, ``export``) are listed as not run, and
   so are those of a document whose own test runs them (BASH_TESTED_BY);
 * a block right after ``<!-- skip-example: REASON -->`` is not run.
@@ -108,6 +109,11 @@ def why_not_runnable(command: str) -> str | None:
         return None
     if len(argv) > 1 and argv[1] == "serve":
         return "starts a server that runs until stopped"
+    if len(argv) > 1 and argv[1] == "sync":  # two sides, each given by --from-impl / --to-impl
+        impls = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("--from-impl", "--to-impl")]
+        if len(impls) == 2 and all(i in LOCAL_IMPLS for i in impls):
+            return None
+        return f"needs a remote catalog or server (sync between {' and '.join(impls) or 'named configurations'})"
     impl = argv[argv.index("--impl") + 1] if "--impl" in argv[:-1] else None
     if impl not in LOCAL_IMPLS:
         return f"needs a remote catalog or server (impl {impl or 'from --config/--uri'})"

@@ -51,6 +51,7 @@ from ..dataops import DataOperations
 from ..errors import (
     ConcurrentModificationError,
     InvalidInputError,
+    LanceNamespaceError,
     NamespaceNotFoundError,
     TableAlreadyExistsError,
     TableNotFoundError,
@@ -229,12 +230,46 @@ class CatalogNamespace(NamespaceBase, CatalogStore):
         return dict(properties or {})
 
     # -- the rules the collaborators share (entries, namespaces, versions, locations) ----
+    def _depth_refusal(self, ns: list[str], what: str = "namespace") -> InvalidInputError | None:
+        if self.max_depth is None or len(ns) <= self.max_depth:
+            return None
+        return InvalidInputError(f"{what} {to_string(ns)!r} is {len(ns)} levels deep; "
+                                 f"{type(self).__name__} has at most {self.max_depth}")
+
     def check_depth(self, ns: list[str], what: str = "namespace") -> None:
-        if self.max_depth is not None and len(ns) > self.max_depth:
-            raise InvalidInputError(
-                f"{what} {to_string(ns)!r} is {len(ns)} levels deep; "
-                f"{type(self).__name__} has at most {self.max_depth}"
-            )
+        refusal = self._depth_refusal(ns, what)
+        if refusal is not None:
+            raise refusal
+
+    def namespace_refusal(self, ns: list[str], planned: bool = False):
+        """CreateNamespace's refusals by depth (13) and by the levels this catalog creates (0)."""
+        refusal = self._depth_refusal(ns)
+        if refusal is None and self.creatable_depths is not None and len(ns) not in self.creatable_depths:
+            refusal = UnsupportedOperationError(f"{type(self).__name__} cannot create namespaces at level {len(ns)}")
+        return refusal
+
+    def table_refusal(self, table_id: list[str], location: str | None = None):
+        """Where tables may live (their namespace's level) and, given a location, the checks
+        RegisterTable makes on it (:func:`lance_ns.catalog.locations.checked`, without
+        reading storage)."""
+        ns, name = split_table_id(table_id)
+        refusal = self._table_level_refusal(ns) or self._depth_refusal(ns, "table namespace")
+        if refusal is not None:
+            return refusal
+        if location is not None:
+            try:
+                locations.checked(self, ns, name, location, metadata_only=True)
+            except Exception as e:
+                mapped = e if isinstance(e, LanceNamespaceError) else self.translate_error(e)
+                if isinstance(mapped, InvalidInputError):
+                    return mapped
+                if not isinstance(mapped, NamespaceNotFoundError):  # else: a namespace the planner makes first
+                    raise
+        return None
+
+    def table_location_for(self, table_id: list[str], seed: str | None = None) -> str:
+        ns, name = split_table_id(table_id)
+        return self.default_location(ns, name)
 
     def require_namespace(self, ns: list[str]) -> dict[str, str]:
         if not ns:
@@ -250,13 +285,17 @@ class CatalogNamespace(NamespaceBase, CatalogStore):
             return len(ns) in self.table_depths
         return len(ns) >= self.min_table_depth
 
-    def require_table_namespace(self, ns: list[str]) -> dict[str, str]:
+    def _table_level_refusal(self, ns: list[str]) -> InvalidInputError | None:
+        if self.holds_tables(ns):
+            return None
         depths = self.table_depths
-        if not self.holds_tables(ns):
-            levels = "any level below the root" if depths is None else f"level {', '.join(map(str, depths))}"
-            raise InvalidInputError(
-                f"tables of {type(self).__name__} live in namespaces at {levels}, not in {to_string(ns)!r}"
-            )
+        levels = "any level below the root" if depths is None else f"level {', '.join(map(str, depths))}"
+        return InvalidInputError(f"tables of {type(self).__name__} live in namespaces at {levels}, not in {to_string(ns)!r}")
+
+    def require_table_namespace(self, ns: list[str]) -> dict[str, str]:
+        refusal = self._table_level_refusal(ns)
+        if refusal is not None:
+            raise refusal
         return self.require_namespace(ns)
 
     def lance_table(self, table_id) -> tuple[list[str], CatalogTable]:

@@ -44,11 +44,9 @@ class NamespaceOperations:
         mode = CreateMode.parse(request.mode, CreateMode.CREATE)
         if not ns:
             raise InvalidInputError("the root namespace always exists and cannot be created")
-        self.ns.check_depth(ns)
-        if self.ns.creatable_depths is not None and len(ns) not in self.ns.creatable_depths:
-            raise UnsupportedOperationError(
-                f"{type(self.ns).__name__} cannot create namespaces at level {len(ns)}"
-            )
+        refusal = self.ns.namespace_refusal(ns)
+        if refusal is not None:
+            raise refusal
         self.ns.require_namespace(ns[:-1])
         existing = self.ns.get_namespace_entry(ns)
         if existing is not None:

@@ -187,6 +187,13 @@ CONTRACT: dict[str, str] = {
     "after_register": "after a registered table's entry is stored",
     "after_deregister": "after a deregistered table's entry is removed",
     "drop_refusal": "why DropNamespace of a namespace is refused outright (unity: its catalogs)",
+    # -- placement, asked by a planner before it writes (lance_ns.sync; defaults: the settings above)
+    "namespace_refusal": "the error CreateNamespace of an id would answer by the backend's rules (glue: a "
+                         "namespace below level 1 needs a catalog parent)",
+    "table_refusal": "the error RegisterTable/DeclareTable of an id (at a location) would answer by its rules "
+                     "(glue: a catalog holds no tables)",
+    "table_location_for": "where a table made at an id goes, told before its entry exists (dir: the "
+                          "random directory name drawn from a seed, so a resumed copy finds its place)",
     # -- an operation's body a backend extends, calling the shared one (never a public operation)
     "declare": "DeclareTable's body (dir: a root directory still holding a deregistered table is refused first)",
     # -- settings (class attributes; an instance may set them from its properties)

@@ -82,6 +82,7 @@ class _Handlers:
 
 
 cmd, configs, service = _Handlers("commands"), _Handlers("configs"), _Handlers("service")
+syncing = _Handlers("sync")
 
 
 # -- option types ------------------------------------------------------------------------
@@ -445,6 +446,44 @@ command(cli, "serve", service.serve, "serve a namespace over the Lance REST prot
          "lance-ns namespace list --impl rest --prop uri=http://127.0.0.1:2333 --prop auth_token=s3cret"],
         *server_command.click_options(),
         json_flag=False)
+
+# sync
+command(cli, "sync", syncing.sync,
+        "mirror a namespace tree into another namespace, any backend into any other. "
+        "--mode register (the default): namespaces with their properties, then every table registered "
+        "at its location, declared tables declared; the data stays where it is and stays the source's "
+        "(dropping a table at the destination never deletes it). "
+        "--mode copy: each table's files copied into the place the destination chooses for it "
+        "(--versions latest, or all: every version and tag, so time travel works there), each copied "
+        "version's rows and schema checked, and only then registered as the destination's own. "
+        "SRC and DST are NAME[:ID], NAME a named configuration, or [:ID] with --from-impl/--to-impl. "
+        "A run plans first and writes nothing while the plan is refused (ids deeper than the destination "
+        "holds, locations it refuses, conflicts under --on-conflict fail); a second run, or one resumed "
+        "after a kill, writes only what is left",
+        ["lance-ns sync prod --to-impl memory --to-prop root=/data/mirror --dry-run",
+         "lance-ns sync prod:db --to-impl memory --to-prop root=/data/mirror :imported --json",
+         "lance-ns sync prod --to-impl dir --to-prop root=/data/backup --mode copy --versions all",
+         "lance-ns sync prod --to-impl dir --to-prop root=/data/archive --to-prop allow_external_locations=true "
+         "--include 'db.*'"],
+        click.argument("src", metavar="SRC", required=False),
+        click.argument("dst", metavar="DST", required=False),
+        click.option("--from-impl", metavar="NAME", help="the source's implementation (instead of a NAME in SRC)"),
+        click.option("--from-prop", multiple=True, metavar="KEY=VALUE", help="a property of --from-impl (repeatable)"),
+        click.option("--to-impl", metavar="NAME", help="the destination's implementation (instead of a NAME in DST)"),
+        click.option("--to-prop", multiple=True, metavar="KEY=VALUE", help="a property of --to-impl (repeatable)"),
+        click.option("--mode", type=click.Choice(["register", "copy"]), default="register", show_default=True,
+                     help="register: the destination's entries point at the source's data; copy: the data is "
+                          "copied into the destination's own locations"),
+        click.option("--versions", type=click.Choice(["latest", "all"]), default="latest", show_default=True,
+                     help="copy mode: the latest version only, or every version and tag (time travel)"),
+        click.option("--on-conflict", type=click.Choice(["fail", "skip", "replace"]), default="fail", show_default=True,
+                     help="a destination table of the id holding other data: refuse the whole plan, leave it, "
+                          "or deregister it (its data kept) and put the source's in its place"),
+        click.option("--include", multiple=True, metavar="GLOB",
+                     help="only ids (dot-joined, full source ids) matching one of these globs (repeatable)"),
+        click.option("--exclude", multiple=True, metavar="GLOB", help="leave out ids matching one of these (repeatable)"),
+        click.option("--dry-run", is_flag=True, help="print the plan and write nothing"),
+        short="mirror or copy a namespace tree into another backend")
 
 # check
 command(cli, "check", service.check,

@@ -328,6 +328,23 @@ class GlueNamespace(CatalogNamespace):
         names = [db["Name"] for page in pages for db in page.get("DatabaseList", [])]
         return names + list(self._child_catalogs(parent))
 
+    def namespace_refusal(self, ns, planned=False):
+        """Below level 1 a namespace lives in a catalog (databases hold tables only): for a
+        planner, refused where the parent is no catalog Glue holds now (one it makes is a
+        database).  CreateNamespace itself answers a missing parent first (1)."""
+        refusal = super().namespace_refusal(ns, planned)
+        if refusal is None and planned and len(ns) > 1 and self._kind(ns[:-1]) != CATALOG:
+            refusal = InvalidInputError(
+                f"namespace {to_string(ns)!r} needs {to_string(ns[:-1])!r} to be a Glue catalog, which it is not "
+                "(a database holds tables only; a catalog is made at level 1 with glue.namespace_type=catalog)")
+        return refusal
+
+    def table_refusal(self, table_id, location=None):
+        refusal = super().table_refusal(table_id, location)
+        if refusal is None and len(table_id) > 1 and self._kind(list(table_id[:-1])) == CATALOG:
+            refusal = InvalidInputError(f"{to_string(table_id[:-1])!r} is a Glue catalog: tables live in databases")
+        return refusal
+
     def namespace_properties_in(self, properties):
         props = dict(properties or {})
         if NAMESPACE_TYPE_KEY in props:  # checked before anything is created

@@ -248,6 +248,36 @@ class MountsNamespace(NamespaceBase):
             raise UnsupportedOperationError(f"mount {table_id[0]!r} records no owners (it cannot adopt a table)")
         return adopt(table_id[1:])
 
+    # -- placement (lance_ns.sync's plan): the mount's own rules on the rest of the id -----
+    def _placement(self, ids: list[str], what: str, ask: Callable[[Any, list[str]], Any]) -> Any:
+        ids = validate_id(list(ids))
+        if not ids:
+            return InvalidInputError("the mounts root holds nothing of its own")
+        if ids[0] not in self._mounts:
+            why = f"no mount named {ids[0]!r} (mounts: {', '.join(self.mounts)})"
+            return NamespaceNotFoundError(why) if what == "namespace" else TableNotFoundError(why)
+        if len(ids) == 1:
+            return InvalidInputError(f"{ids[0]!r} is a mount: mounts are configuration, not a {what}")
+        return ask(self.mount(ids[0]), ids[1:])
+
+    def namespace_refusal(self, ns, planned=False):
+        return self._placement(ns, "namespace", lambda mount, own: _ask(mount, "namespace_refusal", own, planned))
+
+    def table_refusal(self, table_id, location=None):
+        return self._placement(table_id, "table", lambda mount, own: _ask(mount, "table_refusal", own, location))
+
+    def table_location_for(self, table_id, seed=None):
+        found = self._placement(table_id, "table", lambda mount, own: _ask(mount, "table_location_for", own, seed))
+        if isinstance(found, LanceNamespaceError):
+            raise found
+        return found
+
+    def storage_options_for(self, table_id):
+        found = self._placement(table_id, "table", lambda mount, own: _ask(mount, "storage_options_for", own))
+        if isinstance(found, LanceNamespaceError):
+            raise found
+        return found or {}
+
     # -- the root itself ------------------------------------------------------------------
     def _answer_root(self, op: Operation, request: Any) -> Any:
         """An operation on the root of the mounts (id ``[]``)."""
@@ -385,6 +415,12 @@ def _with_mount(op: Operation, answer: Any, name: str) -> Any:
 
 def _addresses_table(op: Operation) -> bool:
     return op.method not in _NAMESPACE_OPS and "transaction" not in op.method
+
+
+def _ask(namespace: LanceNamespace, method: str, *args: Any) -> Any:
+    """A placement question to a mounted namespace; None from one that cannot tell (not lance-ns's)."""
+    asked = getattr(namespace, method, None)
+    return asked(*args) if callable(asked) else None
 
 
 def _not_found(op: Operation, why: str) -> LanceNamespaceError:

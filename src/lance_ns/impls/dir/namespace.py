@@ -48,6 +48,7 @@ else keeps its data unless the request's context says ``purge``.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import re
@@ -207,6 +208,14 @@ class DirectoryNamespace(CatalogNamespace):
         if ns:
             return self._in_root + nested_dir_name(object_id(ns + [name]))
         return self._root_dir(name)
+
+    def table_location_for(self, table_id: list[str], seed: str | None = None) -> str:
+        """The default location, its random directory name drawn from ``seed`` when given."""
+        ns, name = split_table_id(table_id)
+        if not ns or seed is None:
+            return self.default_location(ns, name)
+        drawn = hashlib.sha256(seed.encode()).hexdigest()[:8]
+        return self._in_root + f"{drawn}_{object_id(ns + [name])}"
 
     def owns_location(self, ns: list[str], name: str, location: str) -> bool:
         if not storage.is_within(self.root, location):
