@@ -26,7 +26,8 @@ _SERVER_GROUPS = {"tests/hive/": "hive", "tests/iceberg/": "iceberg", "tests/spa
                   # one lance-spark job (its own JVM) serves the whole module: run it once, on one worker
                   "tests/interop/test_lance_spark.py": "lance-spark"}
 _BACKEND_GROUPS = {"hive2": "hive", "hive3": "hive", "hive3-hms3": "hive", "iceberg": "iceberg",
-                   "iceberg-ref": "iceberg", "unity-oss": "unity", "unity-oss-0.4": "unity"}
+                   "iceberg-ref": "iceberg", "unity-oss": "unity", "unity-oss-0.4": "unity",
+                   "mounted-hive3-hms3": "hive"}
 
 
 def server_group(nodeid: str) -> str | None:
@@ -68,7 +69,7 @@ def pytest_xdist_make_scheduler(config, log):
 #: ``--fast`` (make test-fast): the conformance suite over the backends that run in this
 #: process (a catalog in memory, a local directory, the Unity double, our REST client and
 #: server), and no test of a server group (Hive Metastore, Iceberg REST, Spark, Unity OSS)
-_FAST_BACKENDS = frozenset({"memory", "dir-local", "unity", "rest-ours", "mounts"})
+_FAST_BACKENDS = frozenset({"memory", "dir-local", "unity", "rest-ours", "mounts", "mounts-served"})
 
 
 def pytest_addoption(parser):

@@ -217,3 +217,33 @@ def test_a_mount_that_cannot_connect_answers_17_without_its_secrets(tmp_path):
     assert _code(lambda: ns.list_namespaces({"id": ["down"]})) == 17
     assert len(calls) == 2  # tried again on the next call
     assert ns.list_namespaces({"id": ["mem"]}).namespaces == []
+
+
+def test_metrics_audit_lines_and_the_ui_name_the_mount(lake, caplog):
+    import logging
+    import warnings
+
+    from lance_ns.server import create_app
+
+    warnings.filterwarnings("ignore", message=".*httpx.*")
+    from starlette.testclient import TestClient
+
+    http = TestClient(create_app(lake), base_url="http://testserver")
+    with caplog.at_level(logging.INFO, logger="lance_ns.audit"):
+        assert http.post("/v1/table/scratch$s$t/declare", json={}).status_code == 200
+        assert http.post("/v1/table/mem$m$t/declare", json={}).status_code == 200
+        assert http.post("/v1/table/mem$m$t/declare", json={}).status_code == 409
+        assert http.post("/v1/table/mem$nowhere$t/describe", json={}).status_code == 404
+        assert http.get("/v1/namespace/$/list").status_code == 200  # the root: no mount
+    audit = [r.getMessage() for r in caplog.records if r.name == "lance_ns.audit"]
+    assert any("id=scratch.s.t mount=scratch outcome=ok" in line for line in audit), audit
+    assert any("id=mem.m.t mount=mem outcome=error code 5" in line for line in audit), audit
+    scraped = http.get("/metrics").text
+    assert 'lance_ns_mount_requests_total{mount="scratch",operation="DeclareTable",status="200"} 1.0' in scraped
+    assert 'lance_ns_mount_requests_total{mount="mem",operation="DeclareTable",status="409"} 1.0' in scraped
+    assert 'lance_ns_mount_errors_total{code="5",mount="mem",operation="DeclareTable"} 1.0' in scraped
+    assert 'lance_ns_mount_errors_total{code="4",mount="mem",operation="DescribeTable"} 1.0' in scraped
+    by_mount = [line for line in scraped.splitlines() if line.startswith("lance_ns_mount_")]
+    assert not any('operation="ListNamespaces"' in line for line in by_mount), by_mount
+    root = http.get("/ui/").text  # the browser's root: the mounts
+    assert 'href="/ui/ns/mem"' in root and 'href="/ui/ns/scratch"' in root

@@ -330,6 +330,8 @@ class MountsNamespace(NamespaceBase):
         method = getattr(mount.namespace(), op.method, None)
         if method is None:
             raise UnsupportedOperationError(f"{op.op_id} is not supported by mount {name!r}")
+        if data and not isinstance(mount.namespace(), NamespaceBase):
+            data = tuple(_as_bytes(d) for d in data)  # a table our server decoded, for a namespace that takes bytes
         try:
             answer = method(_rebased(request, lambda i: i[1:]), *data)
         except (UnsupportedOperationError, NotImplementedError) as e:
@@ -415,6 +417,15 @@ def _with_mount(op: Operation, answer: Any, name: str) -> Any:
 
 def _addresses_table(op: Operation) -> bool:
     return op.method not in _NAMESPACE_OPS and "transaction" not in op.method
+
+
+def _as_bytes(data: Any) -> Any:
+    """Arrow IPC bytes of a request's data (a table the REST server decoded), else as it is."""
+    if data is None or isinstance(data, (bytes, bytearray, memoryview)):
+        return data
+    from ..datasets import table_to_ipc_stream
+
+    return table_to_ipc_stream(data)
 
 
 def _ask(namespace: LanceNamespace, method: str, *args: Any) -> Any:

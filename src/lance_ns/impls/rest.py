@@ -69,6 +69,18 @@ def is_read_op(method: str) -> bool:
 _RETRY_STATUSES = (429, 503)
 
 
+
+def _arrow_bytes(data: Any) -> bytes:
+    """An Arrow body: IPC stream bytes as given, or a table (what our server hands the
+    backends it serves, decoded once: this client may be one, a mount) written as a stream."""
+    if data is None:
+        return b""
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return bytes(data)
+    from ..datasets import table_to_ipc_stream
+
+    return table_to_ipc_stream(data)
+
 class RestNamespace(NamespaceBase):
     """A client of a Lance REST namespace server (properties: see the module docstring)."""
 
@@ -128,7 +140,7 @@ class RestNamespace(NamespaceBase):
         self.close()
 
     # -- one generic call -----------------------------------------------------------
-    def _invoke(self, route: R.Route, request: Any, data: bytes | None = None) -> Any:
+    def _invoke(self, route: R.Route, request: Any, data: Any = None) -> Any:
         fields = request.model_dump(by_alias=True, exclude_none=True, mode="json")
         path, params, content, headers = self.encode(route, fields, data)
         resp = self._send(route, path, params, content, headers)
@@ -171,7 +183,7 @@ class RestNamespace(NamespaceBase):
             content = json.dumps(fields, separators=(",", ":")).encode()
             headers["Content-Type"] = R.JSON
         elif route.body == "arrow":
-            content = bytes(data or b"")
+            content = _arrow_bytes(data)
             headers["Content-Type"] = R.ARROW_STREAM
         return path, params, content, headers
 

@@ -29,7 +29,7 @@ from ..errors import (
 )
 from ..protocol import routes as R
 from ..redact import redact_text
-from .pipeline import BACKEND_SECONDS, Busy, log
+from .pipeline import BACKEND_SECONDS, MOUNT, Busy, log
 
 if TYPE_CHECKING:  # pragma: no cover
     from starlette.applications import Starlette
@@ -131,7 +131,7 @@ class _Seen:
         status = self.status or 500  # nothing answered: the client sees the connection fail
         if owner.metrics is not None:
             owner.metrics.finished(scope.get(OPERATION, "other"), status, elapsed, self.code,
-                                   scope.get(BACKEND_SECONDS))
+                                   scope.get(BACKEND_SECONDS), scope.get(MOUNT))
         if owner.log_requests and log.isEnabledFor(logging.INFO):
             log.info("%s %s %d %.1fms", scope["method"], scope["path"], status, elapsed * 1000)
 

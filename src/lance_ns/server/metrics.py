@@ -4,7 +4,10 @@
 * ``lance_ns_request_duration_seconds{operation}``: latency histogram, whole request;
 * ``lance_ns_errors_total{operation, code}``: error answers by the protocol's integer code;
 * ``lance_ns_backend_call_duration_seconds{operation}``: latency of the backend call alone;
-* ``lance_ns_requests_in_flight``: requests being served.
+* ``lance_ns_requests_in_flight``: requests being served;
+* serving a ``mounts`` namespace, also ``lance_ns_mount_requests_total{mount, operation, status}``
+  and ``lance_ns_mount_errors_total{mount, operation, code}``: the same answers by the mount
+  the request's id names (requests with no id, or the root's, are not in them).
 
 ``operation`` is the OperationId (``DescribeTable``), or ``health``/``metrics``/``other``.
 Each app has its own registry (several servers in one process do not mix).
@@ -33,6 +36,8 @@ _LATENCY = ("lance_ns_request_duration_seconds", "Request latency")
 _ERRORS = ("lance_ns_errors", "Error answers by the protocol's error code")
 _BACKEND = ("lance_ns_backend_call_duration_seconds", "Latency of the backend call")
 _IN_FLIGHT = ("lance_ns_requests_in_flight", "Requests being served")
+_MOUNT_REQUESTS = ("lance_ns_mount_requests", "Answered requests by the mount their id names")
+_MOUNT_ERRORS = ("lance_ns_mount_errors", "Error answers by the mount their id names and the protocol's error code")
 
 
 def Metrics() -> "Tally | SharedMetrics":
@@ -69,10 +74,12 @@ class Tally:
 
     def __init__(self) -> None:
         self.in_flight = 0
-        #: (operation, status, seconds, code, backend seconds) of answers not counted yet
-        self._answered: list[tuple[str, int, float, Any, float | None]] = []
+        #: (operation, status, seconds, code, backend seconds, mount) of answers not counted yet
+        self._answered: list[tuple[str, int, float, Any, float | None, str | None]] = []
         self._requests: dict[tuple[str, int], int] = {}
         self._errors: dict[tuple[str, Any], int] = {}
+        self._mount_requests: dict[tuple[str, str, int], int] = {}
+        self._mount_errors: dict[tuple[str, str, Any], int] = {}
         self._latency: dict[str, _Histogram] = {}
         self._backend: dict[str, _Histogram] = {}
         self.registry = CollectorRegistry(auto_describe=True)
@@ -82,12 +89,13 @@ class Tally:
         self.in_flight += 1
 
     def finished(self, operation: str, status: int, seconds: float, code: int | str | None,
-                 backend_seconds: float | None = None) -> None:
-        """A request answered: its status, latency, error code (None if it is no error) and
-        how long its backend call took (None if it made none)."""
+                 backend_seconds: float | None = None, mount: str | None = None) -> None:
+        """A request answered: its status, latency, error code (None if it is no error), how
+        long its backend call took (None if it made none) and the mount its id names (None:
+        not served through mounts, or no mount named)."""
         self.in_flight -= 1
         answered = self._answered
-        answered.append((operation, status, seconds, code, backend_seconds))
+        answered.append((operation, status, seconds, code, backend_seconds, mount))
         if len(answered) >= self.FOLD_EVERY:
             self._fold()
 
@@ -95,7 +103,7 @@ class Tally:
         """Count the numbers kept so far (on the event loop, as every change here)."""
         answered, self._answered = self._answered, []
         requests, errors, latency, backend = self._requests, self._errors, self._latency, self._backend
-        for operation, status, seconds, code, backend_seconds in answered:
+        for operation, status, seconds, code, backend_seconds, mount in answered:
             key = (operation, status)
             requests[key] = requests.get(key, 0) + 1
             _histogram(latency, operation).observe(seconds)
@@ -104,6 +112,12 @@ class Tally:
                 errors[key] = errors.get(key, 0) + 1
             if backend_seconds is not None:
                 _histogram(backend, operation).observe(backend_seconds)
+            if mount is not None:
+                key = (mount, operation, status)
+                self._mount_requests[key] = self._mount_requests.get(key, 0) + 1
+                if code is not None:
+                    key = (mount, operation, code)
+                    self._mount_errors[key] = self._mount_errors.get(key, 0) + 1
 
     def collect(self):
         """prometheus-client's collector protocol: the families, built when scraped."""
@@ -116,6 +130,15 @@ class Tally:
             errors.add_metric([operation, str(code)], n)
         yield requests
         yield errors
+        if self._mount_requests:
+            by_mount = CounterMetricFamily(*_MOUNT_REQUESTS, labels=["mount", "operation", "status"])
+            for (mount, operation, status), n in sorted(self._mount_requests.items()):
+                by_mount.add_metric([mount, operation, str(status)], n)
+            yield by_mount
+            mount_errors = CounterMetricFamily(*_MOUNT_ERRORS, labels=["mount", "operation", "code"])
+            for (mount, operation, code), n in sorted(self._mount_errors.items(), key=str):
+                mount_errors.add_metric([mount, operation, str(code)], n)
+            yield mount_errors
         for (name, doc), series in ((_LATENCY, self._latency), (_BACKEND, self._backend)):
             family = HistogramMetricFamily(name, doc, labels=["operation"])
             for operation, histogram in sorted(series.items()):
@@ -144,6 +167,8 @@ class SharedMetrics:
         self.errors = Counter(*_ERRORS, ["operation", "code"], registry=r)
         self.backend = Histogram(*_BACKEND, ["operation"], buckets=BUCKETS, registry=r)
         self.in_flight_gauge = Gauge(*_IN_FLIGHT, registry=r, multiprocess_mode="livesum")
+        self.mount_requests = Counter(*_MOUNT_REQUESTS, ["mount", "operation", "status"], registry=r)
+        self.mount_errors = Counter(*_MOUNT_ERRORS, ["mount", "operation", "code"], registry=r)
         # labelled children by their labels: prometheus-client's labels() takes a lock and
         # builds a key on every call
         self._children: dict[tuple, Any] = {}
@@ -152,8 +177,12 @@ class SharedMetrics:
         self.in_flight_gauge.inc()
 
     def finished(self, operation: str, status: int, seconds: float, code: int | str | None,
-                 backend_seconds: float | None = None) -> None:
+                 backend_seconds: float | None = None, mount: str | None = None) -> None:
         self.in_flight_gauge.dec()
+        if mount is not None:
+            self._child(self.mount_requests, mount, operation, str(status)).inc()
+            if code is not None:
+                self._child(self.mount_errors, mount, operation, str(code)).inc()
         self._child(self.requests, operation, str(status)).inc()
         self._child(self.latency, operation).observe(seconds)
         if code is not None:

@@ -32,6 +32,7 @@ from ..base import (
     on_event_loop,
 )
 from ..errors import InvalidInputError, ServiceUnavailableError, UnauthenticatedError, code_of
+from ..impls.mounts import MountsNamespace
 from ..limits import Limits
 from ..modes import CreateMode, DropBehavior, DropMode, RegisterMode, WriteMode
 from ..protocol import routes as R
@@ -46,6 +47,8 @@ audit = logging.getLogger("lance_ns.audit")
 
 #: where a request's backend time is left for the metrics (a request's ASGI scope)
 BACKEND_SECONDS = "lance_ns.backend_seconds"
+#: the scope key of the mount a request's id names, serving a ``mounts`` namespace (metrics' label)
+MOUNT = "lance_ns.mount"
 
 #: operations whose answers may carry vended storage credentials (lance_ns.vending)
 _VENDING_METHODS = frozenset({"describe_table", "declare_table", "create_table"})
@@ -98,6 +101,8 @@ class Pipeline:
         #: (NamespaceBase.call_checked) and take an Arrow body as the table decoded here
         #: (lance_ns.datasets.ipc_to_table takes a table as it is)
         self.ours = isinstance(namespace, NamespaceBase)
+        #: a ``mounts`` namespace: metrics and audit lines name the mount of each request's id
+        self.mounted = isinstance(namespace, MountsNamespace)
         self._request_limits = (getattr(namespace, "limits", None) if self.ours else None) or Limits()
         self.limits = settings.limits
         self.auth_file = A.AuthFile(settings.auth_file) if settings.auth_file else None
@@ -233,6 +238,9 @@ class Pipeline:
         time is added up in ``scope`` (a request's, for the metrics)."""
         fn = self._operation(route.op.method)
         mutating = not A.is_read_method(route.op.method)
+        mount = self._mount_of(req)
+        if mount is not None and scope is not None:
+            scope[MOUNT] = mount
         try:
             need = self.authorize(principal, route, req)
             if need is not None and self._vends and route.op.method in _VENDING_METHODS and not all(
@@ -252,10 +260,10 @@ class Pipeline:
                     scope[BACKEND_SECONDS] = scope.get(BACKEND_SECONDS, 0.0) + time.perf_counter() - start
         except BaseException as e:
             if mutating:
-                self._audit(principal, route, req, f"error code {code_of(e)}")
+                self._audit(principal, route, req, f"error code {code_of(e)}", mount)
             raise
         if mutating:
-            self._audit(principal, route, req, "ok")
+            self._audit(principal, route, req, "ok", mount)
         return self.visible(principal, route, req, self.without_own_secrets(result))
 
     def _operation(self, method: str):
@@ -265,12 +273,20 @@ class Pipeline:
             return functools.partial(self.namespace.call_checked, method)
         return getattr(self.namespace, method)
 
+    def _mount_of(self, req: Any) -> str | None:
+        """The mount a request's id names (a ``mounts`` namespace served; None otherwise)."""
+        if not self.mounted:
+            return None
+        ident = getattr(req, "id", None)
+        return ident[0] if ident and ident[0] in self.namespace.mounts else None
+
     @staticmethod
-    def _audit(principal: A.Principal, route: R.Route, req: Any, outcome: str) -> None:
+    def _audit(principal: A.Principal, route: R.Route, req: Any, outcome: str, mount: str | None) -> None:
         if audit.isEnabledFor(logging.INFO):
             ident = getattr(req, "id", None)
             shown = ".".join(ident) if ident else "-"
-            audit.info("principal=%s op=%s id=%s outcome=%s", principal.name, route.op.op_id, shown, outcome)
+            where = f" mount={mount}" if mount is not None else ""
+            audit.info("principal=%s op=%s id=%s%s outcome=%s", principal.name, route.op.op_id, shown, where, outcome)
 
     def without_own_secrets(self, result: Any) -> Any:
         """DescribeTable, DeclareTable, CreateTable... answer ``storage_options``: the
