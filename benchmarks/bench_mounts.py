@@ -1,7 +1,7 @@
 """What a mount adds to an operation: DescribeTable (and ListTables) through a ``mounts``
 namespace against the same call on the mounted backend itself, in the same run.
 
-    python benchmarks/bench_mounts.py [--calls 2000] [--repeat 15] [--backend memory|dir]
+    python benchmarks/bench_mounts.py [--calls 2000] [--repeat 15] [--backend memory|dir|rest]
 
 Each sample is ``--calls`` calls in a row; the two are alternated (``timed_pair``) so both
 see the same machine, and the medians are compared.  The ratio printed is throughput,
@@ -12,6 +12,7 @@ backend itself (1.0).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import tempfile
 
@@ -26,10 +27,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=2000, help="calls per sample")
     parser.add_argument("--repeat", type=int, default=15, help="samples of each")
-    parser.add_argument("--backend", choices=("memory", "dir"), default="memory")
+    parser.add_argument("--backend", choices=("memory", "dir", "rest"), default="memory",
+                        help="the mounted backend (rest: our REST client of lance-ns serve over a dir, the "
+                             "network catalog a mount usually is)")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as root:
-        direct = lance_ns.connect(args.backend, {"root": root})
+    with tempfile.TemporaryDirectory() as root, contextlib.ExitStack() as stack:
+        if args.backend == "rest":
+            from lance_ns.server import run_server_in_thread
+
+            server = stack.enter_context(run_server_in_thread(lance_ns.connect("dir", {"root": root}),
+                                                             log_requests=False))
+            direct = lance_ns.connect("rest", {"uri": server.url})
+        else:
+            direct = lance_ns.connect(args.backend, {"root": root})
         mounts = MountsNamespace.of({"lake": direct})
         direct.create_namespace({"id": ["s"]})
         for i in range(100):

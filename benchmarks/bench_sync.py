@@ -19,14 +19,17 @@ import statistics
 import tempfile
 from itertools import count
 
+import pyarrow as pa
+
 import lance_ns
 from common import timed_pair
 from lance_ns import sync
+from lance_ns.datasets import table_to_ipc_stream
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tables", type=int, default=500, help="tables in the source (in 10 namespaces)")
+    parser.add_argument("--tables", type=int, default=300, help="tables in the source (in 10 namespaces; one row each)")
     parser.add_argument("--repeat", type=int, default=5, help="samples of each")
     parser.add_argument("--src", choices=("dir", "memory"), default="dir")
     parser.add_argument("--dst", choices=("dir", "memory"), default="memory")
@@ -37,9 +40,10 @@ def main() -> None:
         for space in spaces:
             src.create_namespace({"id": [space]})
         ids = [[spaces[i % 10], f"t{i}"] for i in range(args.tables)]
+        one_row = table_to_ipc_stream(pa.table({"x": [1]}))
         for table_id in ids:
-            src.declare_table({"id": table_id})
-        locations = {tuple(t): src.describe_table({"id": t, "check_declared": True}).location for t in ids}
+            src.create_table({"id": table_id}, one_row)
+        locations = {tuple(t): src.describe_table({"id": t}).location for t in ids}
         fresh = count()
 
         def destination():
@@ -57,7 +61,7 @@ def main() -> None:
             for table_id in ids:
                 dst.register_table({"id": table_id, "location": locations[tuple(table_id)]})
 
-        print(f"{args.tables} declared tables in {len(spaces)} namespaces, {args.src} -> {args.dst}, "
+        print(f"{args.tables} tables in {len(spaces)} namespaces, {args.src} -> {args.dst}, "
               f"{args.repeat} samples each, alternated")
         limit, synced = timed_pair(run_limit, run_sync, args.repeat)
         per_limit, per_sync = statistics.median(limit), statistics.median(synced)

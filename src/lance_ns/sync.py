@@ -28,6 +28,7 @@ found at its location and finished).  A second run plans nothing and writes noth
 
 from __future__ import annotations
 
+import concurrent.futures
 import fnmatch
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Sequence
@@ -58,6 +59,8 @@ from .identifiers import to_string
 MODES = ("register", "copy")
 VERSIONS = dataset_copy.VERSIONS
 ON_CONFLICT = ("skip", "fail", "replace")
+#: tables whose plan steps are read at once
+PLAN_THREADS = 8
 
 #: the properties a backend keeps for itself, never carried to the destination, where they
 #: would claim ownership of the source's data or a version history it does not hold: the
@@ -224,8 +227,11 @@ def plan(src, dst, src_id: Sequence[str] = (), dst_id: Sequence[str] = (), *, mo
     for parts in namespaces:
         props = _carried(src.describe_namespace(DescribeNamespaceRequest(id=parts)).properties, _PLACEMENT_PROPERTIES)
         add(*_namespace_step(dst, parts, target(parts), props))
-    for parts in tables:
-        add(*_table_step(src, dst, parts, target(parts), options))
+    # each table's step reads both sides and no other step: read at once (a remote catalog's
+    # round trips overlap; the steps keep the source's order)
+    with concurrent.futures.ThreadPoolExecutor(PLAN_THREADS, thread_name_prefix="sync-plan") as pool:
+        for step in pool.map(lambda parts: _table_step(src, dst, parts, target(parts), options), tables):
+            add(*step)
     return out
 
 
