@@ -15,7 +15,9 @@ Options are parsed by :class:`.options.SourceOptions`, as in the Python
 source, so each option means the same on both read paths.
 ``read``     one partition, as an Arrow IPC stream in exactly the Arrow types
              Spark's ``ArrowColumnVector`` expects, then a trailer
-``catalog``  a call of the SQL catalog ``LanceCatalog`` (see :mod:`.catalog`)
+``catalog``  a call of the SQL catalog ``LanceCatalog`` (see :mod:`.catalog`), the SQL
+             extension's statements and search schemas among them
+``read`` of a partition with ``search``: a search table function's rows (:mod:`.search`)
 
 Errors reply ``{"error": {"type", "code", "message"}}`` with the
 :mod:`lance_ns.errors` class and code, or, during a scan, in the trailer.
@@ -164,8 +166,10 @@ def read(request: dict, out: BinaryIO) -> None:
     from .schema import arrow_target
 
     p = json.loads(request["partition"])
-    ref = TableRef(p["uri"], p["storage_options"] or {})
     target = arrow_target(StructType.fromJson(json.loads(p["schema"])))
+    if "search" in p:
+        return _read_search(p, target, out)
+    ref = TableRef(p["uri"], p["storage_options"] or {})
     spec = ScanSpec(ref, p["version"], p["columns"], target, p["filter"], p["batch_size"])
     ds = ref.open(p["version"])  # fails here, before the stream, for a missing version
     _frame(out, {"ok": True})
@@ -177,6 +181,24 @@ def read(request: dict, out: BinaryIO) -> None:
                 writer.write_batch(batch)
         else:  # count(*) and the like: row counts, no data
             trailer["rows"] = sum(ds.get_fragment(i).count_rows(p["filter"]) for i in p["fragments"])
+    except Exception as exc:  # noqa: BLE001 - reported to the JVM task in the trailer
+        trailer = _error(exc)
+    writer.close()
+    _frame(out, trailer)
+
+
+def _read_search(p: dict, target: pa.Schema, out: BinaryIO) -> None:
+    """A search table function's one partition (:mod:`.search`): QueryTable through the
+    catalog's namespace, streamed as a scan's partition is."""
+    from . import search
+    from .catalog import _ns
+
+    _frame(out, {"ok": True})
+    writer = pa.ipc.new_stream(out, target)
+    trailer: dict[str, Any] = {}
+    try:
+        for batch in search.batches(_ns(p["catalog"]), p["search"], p["table"], p["args"], target):
+            writer.write_batch(batch)
     except Exception as exc:  # noqa: BLE001 - reported to the JVM task in the trailer
         trailer = _error(exc)
     writer.close()

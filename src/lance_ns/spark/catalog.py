@@ -266,11 +266,33 @@ def delete_where(catalog, table: list[str], predicate: str) -> dict:
     return {}
 
 
+def statement(catalog, command: str, table: list[str], args: dict) -> dict:
+    """A statement of the SQL extension (OPTIMIZE, VACUUM, CREATE INDEX, ...; :mod:`.commands`):
+    its result columns (Spark DDL) and rows."""
+    from . import commands
+
+    return commands.run(_ns(catalog), command, table, args)
+
+
+def search_schema(catalog, kind: str, table: list[str], args: dict) -> dict:
+    """The result columns of a search table function (:mod:`.search`), checked against the
+    table at the version searched, and the options its read takes."""
+    from . import search
+    from .resolve import resolve
+
+    from ..datasets import translated
+
+    ref, _ = resolve(table_options(catalog, table))
+    with translated(ref.uri):
+        ds = ref.open(args.get("version"))
+    return {"schema": search.result_schema(ds, kind, args).json()}
+
+
 CALLS = {
     f.__name__: f
     for f in (
         list_namespaces, namespace_metadata, create_namespace, drop_namespace, list_tables, load_table,
-        create_table, drop_table, rename_table, alter_table, delete_where,
+        create_table, drop_table, rename_table, alter_table, delete_where, statement, search_schema,
     )
 }
 

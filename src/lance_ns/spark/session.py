@@ -61,6 +61,15 @@ DEFAULT_CONF: dict[str, str] = {
 
 #: the Spark SQL catalog class of the bridge jar (``bridge/LanceCatalog.java``)
 CATALOG_CLASS = "lancens.spark.LanceCatalog"
+#: the SQL extension of the bridge jar (``bridge/LanceSqlExtensions.java``): lance-spark's
+#: statements (indexes, OPTIMIZE, VACUUM, tags, branches) and search table functions
+EXTENSIONS_CLASS = "lancens.spark.LanceSqlExtensions"
+
+
+def with_extensions(settings: dict[str, str]) -> dict[str, str]:
+    """``settings`` with the lance SQL extension added to ``spark.sql.extensions`` (others kept)."""
+    given = [c.strip() for c in settings.get("spark.sql.extensions", "").split(",") if c.strip()]
+    return {**settings, "spark.sql.extensions": ",".join(given + [c for c in [EXTENSIONS_CLASS] if c not in given])}
 
 
 def catalog_conf(catalogs: Mapping[str, Mapping[str, object]]) -> dict[str, str]:
@@ -91,7 +100,7 @@ def submit_conf(catalogs: Mapping[str, Mapping[str, object]] | None = None, jar:
     settings.update(catalog_conf(catalogs or {}))
     if jar:
         settings["spark.jars"] = jar
-    return settings
+    return with_extensions(settings)
 
 
 def _bridge_jar() -> str | None:
@@ -132,9 +141,12 @@ def build_session(
             "(and LANCE_NS_SPARK_BRIDGE not set to 0): see `python -m lance_ns.spark.jar`"
         )
     if jar is not None:
-        # the JVM read path of the lance format (see .jar); the Python
-        # source stays registered as lance_python
+        # the JVM read path of the lance format (see .jar), the catalog and the SQL extension;
+        # the Python source stays registered as lance_python
         settings["spark.jars"] = ",".join(j for j in (settings.get("spark.jars"), jar) if j)
+    else:
+        settings["spark.sql.extensions"] = ",".join(
+            c for c in settings.get("spark.sql.extensions", "").split(",") if c.strip() and c != EXTENSIONS_CLASS)
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()

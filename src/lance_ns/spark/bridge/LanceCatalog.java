@@ -13,6 +13,8 @@ import org.apache.spark.sql.catalyst.analysis.NonEmptyNamespaceException;
 import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.NamespaceChange;
+import org.apache.spark.sql.connector.catalog.ProcedureCatalog;
+import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure;
 import org.apache.spark.sql.connector.catalog.SupportsNamespaces;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableCatalog;
@@ -40,7 +42,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * message; the ones Spark has its own exception for (codes 1-5) are thrown as
  * that exception, so IF EXISTS / IF NOT EXISTS behave as Spark defines.
  */
-public class LanceCatalog implements TableCatalog, SupportsNamespaces {
+public class LanceCatalog implements TableCatalog, SupportsNamespaces, ProcedureCatalog {
   static final int NAMESPACE_NOT_FOUND = 1;
   static final int NAMESPACE_ALREADY_EXISTS = 2;
   static final int NAMESPACE_NOT_EMPTY = 3;
@@ -61,6 +63,11 @@ public class LanceCatalog implements TableCatalog, SupportsNamespaces {
     return name;
   }
 
+  /** The catalog's properties: how the bridge worker connects to its namespace. */
+  Map<String, String> namespaceProperties() {
+    return properties;
+  }
+
   /** One catalog call on a worker; a namespace error is thrown as {@link Workers.WorkerError}. */
   Map<String, Object> call(String call, Object... args) {
     Map<String, Object> named = new HashMap<>();
@@ -79,6 +86,27 @@ public class LanceCatalog implements TableCatalog, SupportsNamespaces {
     List<String> parts = new ArrayList<>(Arrays.asList(ident.namespace()));
     parts.add(ident.name());
     return parts;
+  }
+
+  // ---------------------------------------------------------------- procedures
+
+  /** {@code system.lance_sql}: the statements of the lance SQL extension ({@link LanceProcedure}). */
+  @Override
+  public UnboundProcedure loadProcedure(Identifier ident) {
+    if (Arrays.equals(ident.namespace(), new String[] {LanceProcedure.NAMESPACE})
+        && ident.name().equalsIgnoreCase(LanceProcedure.NAME)) {
+      return new LanceProcedure(this);
+    }
+    throw LanceSqlExtensions.analysisError("catalog " + name + " has no procedure " + String.join(".", ident.namespace())
+        + "." + ident.name() + " (it has " + LanceProcedure.NAMESPACE + "." + LanceProcedure.NAME + ")", null);
+  }
+
+  @Override
+  public Identifier[] listProcedures(String[] namespace) {
+    if (Arrays.equals(namespace, new String[] {LanceProcedure.NAMESPACE})) {
+      return new Identifier[] {Identifier.of(namespace, LanceProcedure.NAME)};
+    }
+    return new Identifier[0];
   }
 
   // ---------------------------------------------------------------- namespaces
