@@ -202,13 +202,43 @@ def create_table(catalog, table: list[str], schema: str, properties: Mapping[str
 
     from .schema import arrow_target
 
-    target = arrow_target(StructType.fromJson(json.loads(schema)))
+    target = vector_columns(arrow_target(StructType.fromJson(json.loads(schema))), properties)
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, target) as writer:
         writer.write_table(target.empty_table())
     props = {k: v for k, v in properties.items() if k not in ("provider", "location", "owner")}
     _ns(catalog).create_table(_request("create_table", id=table, properties=props or None), sink.getvalue().to_pybytes())
     return load_table(catalog, table)
+
+
+#: the table property that makes an ARRAY<FLOAT|DOUBLE> column a vector (lance-spark's name)
+VECTOR_SIZE = ".arrow.fixed-size-list.size"
+
+
+def vector_columns(schema: pa.Schema, properties: Mapping[str, str]) -> pa.Schema:
+    """``schema`` with each column a ``'<column>.arrow.fixed-size-list.size' = 'n'`` property
+    names made a fixed-size list of n (a vector, which vector indexes take)."""
+    fields = list(schema)
+    names = [f.name for f in fields]
+    for key, value in properties.items():
+        if not key.endswith(VECTOR_SIZE):
+            continue
+        column = key[: -len(VECTOR_SIZE)]
+        if column not in names:
+            raise error("InvalidInputError", f"table property {key!r} names no column (columns: {', '.join(names)})")
+        field = fields[names.index(column)]
+        item = field.type.value_type if pa.types.is_list(field.type) else None
+        if item is None or not (pa.types.is_float32(item) or pa.types.is_float64(item) or pa.types.is_float16(item)):
+            raise error("InvalidInputError", f"table property {key!r}: column {column!r} is {field.type}, not an "
+                                             "ARRAY<FLOAT> or ARRAY<DOUBLE>")
+        try:
+            size = int(value)
+        except ValueError:
+            size = 0
+        if size < 1:
+            raise error("InvalidInputError", f"table property {key!r} must be a positive integer, got {value!r}")
+        fields[names.index(column)] = pa.field(column, pa.list_(field.type.value_field, size), field.nullable)
+    return pa.schema(fields, metadata=schema.metadata)
 
 
 def drop_table(catalog, table: list[str], purge: bool) -> dict:

@@ -82,6 +82,14 @@ public class LanceCatalog implements TableCatalog, SupportsNamespaces, Procedure
     return Workers.call(request);
   }
 
+  /**
+   * A namespace error Spark has no exception of its own for: Spark's AnalysisException,
+   * its message naming the catalog, the lance_ns error and its code.
+   */
+  private RuntimeException failed(Workers.WorkerError e) {
+    throw LanceSqlExtensions.analysisError("catalog " + name + ": " + e.getMessage(), e);
+  }
+
   static List<String> id(Identifier ident) {
     List<String> parts = new ArrayList<>(Arrays.asList(ident.namespace()));
     parts.add(ident.name());
@@ -129,7 +137,7 @@ public class LanceCatalog implements TableCatalog, SupportsNamespaces, Procedure
       if (e.code == NAMESPACE_NOT_FOUND) {
         throw new NoSuchNamespace(namespace, e);
       }
-      throw e;
+      throw failed(e);
     }
   }
 
@@ -142,7 +150,7 @@ public class LanceCatalog implements TableCatalog, SupportsNamespaces, Procedure
       if (e.code == NAMESPACE_NOT_FOUND) {
         throw new NoSuchNamespace(namespace, e);
       }
-      throw e;
+      throw failed(e);
     }
   }
 
@@ -154,7 +162,7 @@ public class LanceCatalog implements TableCatalog, SupportsNamespaces, Procedure
       if (e.code == NAMESPACE_ALREADY_EXISTS) {
         throw new NamespaceExists(namespace, e);
       }
-      throw e;
+      throw failed(e);
     }
   }
 
@@ -176,7 +184,7 @@ public class LanceCatalog implements TableCatalog, SupportsNamespaces, Procedure
       if (e.code == NAMESPACE_NOT_FOUND) {
         throw new NoSuchNamespace(namespace, e);
       }
-      throw e;
+      throw failed(e);
     }
   }
 
@@ -195,7 +203,7 @@ public class LanceCatalog implements TableCatalog, SupportsNamespaces, Procedure
       if (e.code == NAMESPACE_NOT_FOUND) {
         throw new NoSuchNamespace(namespace, e);
       }
-      throw e;
+      throw failed(e);
     }
   }
 
@@ -224,7 +232,7 @@ public class LanceCatalog implements TableCatalog, SupportsNamespaces, Procedure
       if (e.code == TABLE_NOT_FOUND || e.code == NAMESPACE_NOT_FOUND) {
         throw new NoSuchTable(ident, e);
       }
-      throw e;
+      throw failed(e);
     }
   }
 
@@ -255,7 +263,7 @@ public class LanceCatalog implements TableCatalog, SupportsNamespaces, Procedure
       if (e.code == NAMESPACE_NOT_FOUND) {
         throw new NoSuchNamespace(ident.namespace(), e);
       }
-      throw e;
+      throw failed(e);
     }
   }
 
@@ -290,7 +298,7 @@ public class LanceCatalog implements TableCatalog, SupportsNamespaces, Procedure
       if (e.code == TABLE_NOT_FOUND) {
         throw new NoSuchTable(ident, e);
       }
-      throw e;
+      throw failed(e);
     }
   }
 
@@ -324,7 +332,7 @@ public class LanceCatalog implements TableCatalog, SupportsNamespaces, Procedure
       if (e.code == TABLE_ALREADY_EXISTS) {
         throw new TableExists(to, e);
       }
-      throw e;
+      throw failed(e);
     }
   }
 
