@@ -229,11 +229,11 @@ def test_a_managed_tables_statements_commit_through_the_namespace(spark, tmp_pat
 
     root = str(tmp_path / "managed")
     props = {"impl": "dir", "root": root, "managed_versioning": "true"}
-    for key, value in catalog_conf({"lance_managed": props}).items():
+    for key, value in catalog_conf({"lance_managed_sql": props}).items():
         spark.conf.set(key, value)
     client = lance_ns.connect("dir", {"root": root, "managed_versioning": "true"})
-    spark.sql("CREATE NAMESPACE lance_managed.db")
-    table = "lance_managed.db.t"
+    spark.sql("CREATE NAMESPACE lance_managed_sql.db")
+    table = "lance_managed_sql.db.t"
     spark.sql(f"CREATE TABLE {table} (id BIGINT)")
     for lo in (0, 10, 20):
         spark.sql(f"INSERT INTO {table} SELECT id FROM range({lo}, {lo + 10})")
