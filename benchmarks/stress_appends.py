@@ -58,8 +58,11 @@ def main() -> int:
     if args.impl == "dir" and "root" not in props:
         props["root"] = tempfile.mkdtemp(prefix="stress-appends-")
 
+    # memory's catalog lives in its namespace object: every round and writer shares that one
+    shared = lance_ns.connect(args.impl, props) if args.impl == "memory" else None
+
     def connect():
-        return lance_ns.connect(args.impl, props)
+        return shared if shared is not None else lance_ns.connect(args.impl, props)
 
     if args.writers in ("threads", "both"):
         run_kind("lance-ns threads", connect, args.rounds, args.count, args.appends)

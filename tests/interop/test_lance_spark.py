@@ -67,11 +67,13 @@ JOB = textwrap.dedent('''
              .config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.shuffle.partitions", "2")
              .config("spark.sql.session.timeZone", "UTC")
+             .config("spark.sql.extensions", "org.lance.spark.extensions.LanceSparkSessionExtensions")
              .config("spark.sql.catalog.lance", "org.lance.spark.LanceNamespaceSparkCatalog")
              .config("spark.sql.catalog.lance.impl", "rest")
              .config("spark.sql.catalog.lance.uri", url)
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
+''') + textwrap.dedent('''
 
     def plain(v):
         if isinstance(v, Row):
@@ -103,6 +105,18 @@ JOB = textwrap.dedent('''
     spark.stop()
     json.dump(results, open(out, "w"))
 ''')
+#: the same steps in a session of ours: lance_ns.spark.build_session, our catalog (impl rest on
+#: our server) named ``lance`` as theirs is, our SQL extension (what build_session sets)
+OUR_JOB = textwrap.dedent('''
+    import datetime, decimal, json, sys
+    from pyspark.sql import Row
+    from lance_ns.spark import build_session
+
+    url, plan, out = sys.argv[1:4]
+    spark = build_session("local[2]", "lance-ns-sql-extension", {"spark.sql.session.timeZone": "UTC"},
+                          catalogs={"lance": {"impl": "rest", "uri": url}})
+    spark.sparkContext.setLogLevel("OFF")
+''') + JOB[JOB.index("def plain(v):"):]
 
 
 # -- the connector and its environment (tests/services/lance_spark.py) ----------------------
@@ -153,8 +167,37 @@ TYPES_ROWS = [
 ]
 
 
+#: the table both connectors' SQL extensions work on (seed_twin writes it the same for each)
+TWIN = "lance.ext.twin"
+#: lance-spark's statements, run by its session and by ours on twin tables (test_sql_extension_*)
+SQL_STEPS = [
+    ("sql_create_index", f"ALTER TABLE {TWIN} CREATE INDEX id_idx USING btree (id)"),
+    ("sql_create_fts", f"ALTER TABLE {TWIN} CREATE INDEX text_idx USING fts (text) WITH (base_tokenizer = 'simple', "
+                       "language = 'English', max_token_length = 40, lower_case = true, stem = false, "
+                       "remove_stop_words = false, ascii_folding = false, with_position = true)"),
+    ("sql_show_indexes", f"SHOW INDEXES FROM {TWIN}"),
+    ("sql_optimize", f"OPTIMIZE {TWIN} WITH (target_rows_per_fragment = 100000)"),
+    ("sql_count", f"SELECT count(*), sum(id) FROM {TWIN}"),
+    ("sql_show_indexes_optimized", f"SHOW INDEXES IN {TWIN}"),
+    ("sql_vacuum", f"VACUUM {TWIN} WITH (before_version = 4)"),
+    ("sql_primary_key", f"ALTER TABLE {TWIN} SET UNENFORCED PRIMARY KEY (id)"),
+    ("sql_drop_index", f"ALTER TABLE {TWIN} DROP INDEX text_idx"),
+    ("sql_show_indexes_end", f"SHOW INDEXES FROM {TWIN}"),
+    ("sql_bad_column", f"ALTER TABLE {TWIN} CREATE INDEX bad_idx USING btree (nope)"),
+]
+
+
+def seed_twin(ns) -> None:
+    """ext.twin: a NOT NULL id and a text, 3 fragments of 100 rows, written by pylance."""
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("text", pa.string())])
+    for i, mode in enumerate(("create", "append", "append")):
+        ids = list(range(i * 100, i * 100 + 100))
+        rows = pa.table({"id": ids, "text": [f"zebra {n}" if n % 10 == 0 else f"cat {n}" for n in ids]}, schema=schema)
+        lance.write_dataset(rows, namespace_client=ns, table_id=["ext", "twin"], mode=mode)
+
+
 def seed(ns) -> str:
-    """pylance writes through our server: ext.mine (two versions), ext.types, a root table.
+    """pylance writes through our server: ext.mine (two versions), ext.types, ext.twin, a root table.
     Answers a time between mine's two versions, for TIMESTAMP AS OF (UTC)."""
     ns.create_namespace({"id": ["ext"]})
     mine = ["ext", "mine"]
@@ -167,6 +210,7 @@ def seed(ns) -> str:
     lance.write_dataset(TYPES, namespace_client=ns, table_id=["ext", "types"], mode="create")
     lance.write_dataset(pa.table({"q": pa.array([7], pa.int32())}), namespace_client=ns, table_id=["toplevel"],
                         mode="create")
+    seed_twin(ns)
     return between.strftime("%Y-%m-%d %H:%M:%S.%f")
 
 
@@ -271,6 +315,7 @@ def plan(between: str) -> list[tuple[str, str]]:
         ("drop_ns_cascade", "DROP NAMESPACE lance.team CASCADE"),
         ("show_ns_end", "SHOW NAMESPACES IN lance"),
         ("show_tables_end", "SHOW TABLES IN lance.sales"),
+        *SQL_STEPS,
     ]
     assert len({name for name, _ in steps}) == len(steps)
     return steps
@@ -342,6 +387,64 @@ def run(request, tmp_path_factory):
     results = json.loads((work / "results.json").read_text())
     with serve_dir(work / "root", work / f"reads-{os.getpid()}.log") as served:
         yield Run(served.url, work / "root", work / "server.log", results, float((work / "seconds").read_text()))
+
+
+@pytest.fixture(scope="module")
+def ours(tmp_path_factory) -> dict:
+    """The SQL extension's statements (SQL_STEPS) run by a Spark session of ours (our catalog on our
+    server, our extension) on a twin of the table lance-spark's session works on: their results."""
+    from tests.server.conftest import LANCE_NS
+
+    work = tmp_path_factory.mktemp("lance-ns-sql-extension")
+    with serve_dir(work / "root", work / "server.log") as served:
+        ns = lance_ns.connect("rest", {"uri": served.url})
+        ns.create_namespace({"id": ["ext"]})
+        seed_twin(ns)
+        (work / "job.py").write_text(OUR_JOB)
+        (work / "plan.json").write_text(json.dumps(SQL_STEPS))
+        python = Path(LANCE_NS).parent / "python"
+        done = subprocess.run([str(python), str(work / "job.py"), served.url, str(work / "plan.json"),
+                               str(work / "results.json")], capture_output=True, text=True, timeout=600, cwd=work)
+        assert done.returncode == 0, (done.stdout[-3000:], done.stderr[-6000:])
+    return json.loads((work / "results.json").read_text())
+
+
+#: the statements whose answer is the same row for row from lance-spark 0.4.0's extension and ours
+SAME_ANSWER = ("sql_create_index", "sql_create_fts", "sql_show_indexes", "sql_optimize", "sql_count",
+               "sql_show_indexes_optimized", "sql_vacuum")
+
+
+def test_sql_extension_answers_as_lance_spark(run, ours):
+    """lance-spark's own SQL extension and ours, the same statements on twin tables: CREATE INDEX
+    (btree, fts with every tokenizer option), SHOW INDEXES before and after OPTIMIZE, OPTIMIZE's
+    metrics, VACUUM's: the same columns, the same rows."""
+    for name in SAME_ANSWER:
+        assert ours[name] == run.results[name], (name, ours[name], run.results[name])
+    assert ours["sql_show_indexes"]["rows"] == [["id_idx", ["id"], "btree", 3, 300, 0, 0],
+                                                ["text_idx", ["text"], "inverted", 3, 300, 0, 0]]
+    assert ours["sql_optimize"]["rows"] == [[3, 1, 3, 1]]
+
+
+def test_difference_sql_extension_statements_lance_spark_0_4_0_fails(run, ours):
+    """DROP INDEX and SET UNENFORCED PRIMARY KEY, which lance-spark's documentation gives
+    (answers ``index_name, status`` and ``status, primary_key_columns``), fail inside
+    lance-spark 0.4.0 with Spark's INTERNAL_ERROR; ours answer as the documentation says."""
+    for name in ("sql_drop_index", "sql_primary_key"):
+        error, message = run.error(name)
+        assert error == "org.apache.spark.SparkException" and "INTERNAL_ERROR" in message, (name, message)
+    assert ours["sql_drop_index"]["rows"] == [["text_idx", "dropped"]]
+    assert ours["sql_primary_key"]["rows"] == [["OK", "id"]]
+    assert ours["sql_show_indexes_end"]["rows"] == [["id_idx", ["id"], "btree", 1, 300, 0, 0]]
+
+
+def test_difference_an_index_of_a_missing_column(run, ours):
+    """lance-spark 0.4.0 starts the build and fails in a task (a SparkException, the job
+    aborted); ours answers Spark's AnalysisException with the table and the code before
+    anything runs, as issue 55 asks."""
+    error, message = run.error("sql_bad_column")
+    assert error == "org.apache.spark.SparkException" and "column 'nope' does not exist" in message
+    assert ours["sql_bad_column"]["error"] == "org.apache.spark.sql.AnalysisException"
+    assert "ext.twin" in ours["sql_bad_column"]["message"] and "code 13" in ours["sql_bad_column"]["message"]
 
 
 # -- namespaces ------------------------------------------------------------------------------
@@ -457,7 +560,7 @@ def test_version_as_of(run):
 # -- the reverse: pylance wrote, Spark reads ------------------------------------------------
 
 def test_spark_reads_what_pylance_wrote(run):
-    assert run.ok("show_tables_ext") == [["ext", "mine", False], ["ext", "types", False]]
+    assert run.ok("show_tables_ext") == [["ext", "mine", False], ["ext", "twin", False], ["ext", "types", False]]
     assert run.ok("mine") == MINE_V2
     assert run.ok("mine_count") == [[4, 10]]
     assert run.ok("mine_v1") == MINE_V1

@@ -250,3 +250,9 @@ def test_a_managed_tables_statements_commit_through_the_namespace(spark, tmp_pat
     ds = lance.dataset(namespace_client=client, table_id=["db", "t"])
     assert ds.version == indexed[-1] and len(ds.get_fragments()) == 1 and ds.count_rows() == 30
     assert [d.name for d in ds.describe_indices()] == ["id_idx"]
+
+
+def test_search_without_a_full_text_index_is_an_analysis_error(spark, catalog, db):
+    table = make_table(spark, catalog, db, batches=1, per=10)
+    message = analysis_error(spark, f"SELECT * FROM SEARCH('{table}', 'zebra')")
+    assert "code 13" in message and "full-text index" in message

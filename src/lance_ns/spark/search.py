@@ -98,6 +98,11 @@ def result_schema(ds, kind: str, args: dict[str, Any]):
             raise error("InvalidInputError", f"Unknown column {column!r}")
         if given["batch"] and _QUERY_INDEX in ds.schema.names:
             raise error("InvalidInputError", f"the table has a column {_QUERY_INDEX}: a batch search cannot add it")
+    else:
+        types = {str(i.get("type", "")).lower() for i in ds.list_indices()}
+        if "inverted" not in types and "fts" not in types:
+            raise error("InvalidInputError", "SEARCH needs a full-text index on the table "
+                                             "(ALTER TABLE ... CREATE INDEX name USING fts (column))")
     table = spark_schema(pa.schema([ds.schema.field(c) for c in columns]))
     fields = list(table.fields)
     fields.append(StructField(_SCORE[kind], FloatType(), True))
