@@ -250,9 +250,42 @@ def test_a_managed_tables_statements_commit_through_the_namespace(spark, tmp_pat
     ds = lance.dataset(namespace_client=client, table_id=["db", "t"])
     assert ds.version == indexed[-1] and len(ds.get_fragments()) == 1 and ds.count_rows() == 30
     assert [d.name for d in ds.describe_indices()] == ["id_idx"]
+    spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW managed_src AS SELECT _rowaddr, id * 2 AS twice FROM {table}")
+    spark.sql(f"ALTER TABLE {table} ADD COLUMNS twice FROM managed_src")  # a Merge committed through the namespace
+    assert listed() == indexed + [indexed[-1] + 1]
+    assert lance.dataset(namespace_client=client, table_id=["db", "t"]).to_table().column("twice").to_pylist() == \
+        [i * 2 for i in range(30)]
 
 
 def test_search_without_a_full_text_index_is_an_analysis_error(spark, catalog, db):
     table = make_table(spark, catalog, db, batches=1, per=10)
     message = analysis_error(spark, f"SELECT * FROM SEARCH('{table}', 'zebra')")
     assert "code 13" in message and "full-text index" in message
+
+
+def test_backfill_adds_and_updates_columns_by_row_address(spark, catalog, db):
+    table = f"{db}.people"
+    spark.sql(f"CREATE TABLE {table} (id BIGINT, name STRING)")
+    for lo in (0, 3):
+        spark.sql(f"INSERT INTO {table} SELECT id, concat('n', id) FROM range({lo}, {lo + 3})")
+    addressed = spark.sql(f"SELECT id, _rowaddr, _fragid FROM {table}").collect()
+    assert all(r._fragid == r._rowaddr >> 32 for r in addressed) and len({r._fragid for r in addressed}) >= 2
+    view = f"scores_{db.split('.')[-1]}"
+    spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW {view} AS SELECT _rowaddr, _fragid, id * 100 AS score, "
+              f"upper(name) AS loud FROM {table} WHERE id % 2 = 0")
+    added = spark.sql(f"ALTER TABLE {table} ADD COLUMNS score, loud FROM {view}")
+    assert added.columns == [] and added.collect() == []
+    assert rows(spark.sql(f"SELECT id, score, loud FROM {table}")) == [
+        (0, 0, "N0"), (1, None, None), (2, 200, "N2"), (3, None, None), (4, 400, "N4"), (5, None, None)]
+    spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW {view} AS SELECT _rowaddr, _fragid, 'changed' AS name, -1L AS score "
+              f"FROM {table} WHERE id IN (1, 4)")
+    spark.sql(f"ALTER TABLE {table} UPDATE COLUMNS name, score FROM {view}")
+    held = dataset(catalog, table).to_table().sort_by("id").to_pylist()
+    assert [(r["id"], r["name"], r["score"]) for r in held] == [
+        (0, "n0", 0), (1, "changed", -1), (2, "n2", 200), (3, "n3", None), (4, "changed", -1), (5, "n5", None)]
+    version = dataset(catalog, table).version
+    assert "score" in analysis_error(spark, f"ALTER TABLE {table} ADD COLUMNS score FROM {view}")
+    assert "nope" in analysis_error(spark, f"ALTER TABLE {table} UPDATE COLUMNS nope FROM {view}")
+    spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW {view} AS SELECT 1 AS extra")
+    assert "_rowaddr" in analysis_error(spark, f"ALTER TABLE {table} ADD COLUMNS extra FROM {view}")
+    assert dataset(catalog, table).version == version  # the refused ones wrote nothing

@@ -7,11 +7,8 @@ place a copy would go, and a destination that cannot say where a copy would go."
 
 from __future__ import annotations
 
-import random
-import signal
 import subprocess
 import sys
-import time
 
 import lance
 import pyarrow as pa
@@ -21,7 +18,7 @@ import lance_ns
 from lance_ns import dataset_copy, sync, walk
 from lance_ns.errors import code_of
 
-from .test_sync import _state, assert_mirrored, fill
+from .test_sync import _state, assert_mirrored, fill, killed_runs
 
 
 def history(ns, table_id, storage_options=None) -> dict:
@@ -145,21 +142,13 @@ def test_a_copy_killed_at_random_points_and_resumed_ends_as_an_uninterrupted_one
     src = lance_ns.connect("dir", {"root": str(src_root)})
     for top in ("a", "b"):
         fill(src, top, tables=3)
-    args = ["--mode", "copy", "--versions", "all", "--from-impl", "dir", "--from-prop", f"root={src_root}"]
-    to = lambda root: ["--to-impl", "dir", "--to-prop", f"root={root}"]  # noqa: E731
-    started = time.monotonic()
-    subprocess.run(_cli(*args, *to(tmp_path / "whole")), check=True, capture_output=True)
-    took = time.monotonic() - started
-    whole_ns = lance_ns.connect("dir", {"root": str(tmp_path / "whole")})
-    whole = {t: history(whole_ns, list(t)) for t in _state(whole_ns)["tables"] if t[-1] != "declared"}
-    for seed in range(4):
-        dst = tmp_path / f"killed{seed}"
-        proc = subprocess.Popen(_cli(*args, *to(dst)), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(random.Random(seed).uniform(0.3, took))
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        resumed = subprocess.run(_cli(*args, *to(dst)), capture_output=True, text=True)
-        assert resumed.returncode == 0, resumed.stderr
+    command = lambda root: _cli("--mode", "copy", "--versions", "all", "--from-impl", "dir",  # noqa: E731
+                                "--from-prop", f"root={src_root}", "--to-impl", "dir", "--to-prop", f"root={root}")
+    whole = None
+    for seed, dst in killed_runs(command, tmp_path / "whole", 4, tmp_path):
+        if whole is None:
+            whole_ns = lance_ns.connect("dir", {"root": str(tmp_path / "whole")})
+            whole = {t: history(whole_ns, list(t)) for t in _state(whole_ns)["tables"] if t[-1] != "declared"}
         dst_ns = lance_ns.connect("dir", {"root": str(dst)})
         assert {t: history(dst_ns, list(t)) for t in _state(dst_ns)["tables"] if t[-1] != "declared"} == whole, seed
         assert_mirrored(src, dst_ns, [], [], copied=True)

@@ -12,6 +12,8 @@ import subprocess
 import sys
 import time
 import uuid
+from pathlib import Path
+from typing import Callable
 
 import lance
 import pyarrow as pa
@@ -202,6 +204,23 @@ def _cli(*args, env=None):
     return [sys.executable, "-m", "lance_ns.cli", "sync", *args]
 
 
+def killed_runs(command: Callable[[Path], list[str]], whole: Path, seeds: int, tmp_path: Path):
+    """``command(root)`` run once whole into ``whole``, then, for each seed, killed by SIGKILL at a
+    random point of about that run's time and run again to its end: yields each (seed, root)."""
+    started = time.monotonic()
+    subprocess.run(command(whole), check=True, capture_output=True)
+    took = time.monotonic() - started
+    for seed in range(seeds):
+        dst = tmp_path / f"killed{seed}"
+        proc = subprocess.Popen(command(dst), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(random.Random(seed).uniform(0.3, took))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        resumed = subprocess.run(command(dst), capture_output=True, text=True)
+        assert resumed.returncode == 0, resumed.stderr
+        yield seed, dst
+
+
 def _state(ns) -> dict:
     namespaces, tables = _tree(ns, [])
     return {
@@ -217,22 +236,12 @@ def test_a_sync_killed_at_random_points_and_resumed_ends_as_an_uninterrupted_one
     src = lance_ns.connect("dir", {"root": str(src_root)})
     for top in ("a", "b", "c"):
         fill(src, top, tables=3)
-    side = lambda root: ["--to-impl", "dir", "--to-prop", f"root={root}", "--to-prop",  # noqa: E731
-                         "allow_external_locations=true"]
-    src_args = ["--from-impl", "dir", "--from-prop", f"root={src_root}"]
-    started = time.monotonic()
-    subprocess.run(_cli(*src_args, *side(tmp_path / "whole")), check=True, capture_output=True)
-    took = time.monotonic() - started
-    whole = _state(lance_ns.connect("dir", {"root": str(tmp_path / "whole")}))
-    assert len(whole["tables"]) == 3 * 7
-    for seed in range(3):
-        dst = tmp_path / f"killed{seed}"
-        proc = subprocess.Popen(_cli(*src_args, *side(dst)), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(random.Random(seed).uniform(0.3, took))
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        resumed = subprocess.run(_cli(*src_args, *side(dst)), capture_output=True, text=True)
-        assert resumed.returncode == 0, resumed.stderr
+    command = lambda root: _cli("--from-impl", "dir", "--from-prop", f"root={src_root}", "--to-impl", "dir",  # noqa: E731
+                                "--to-prop", f"root={root}", "--to-prop", "allow_external_locations=true")
+    whole = None
+    for seed, dst in killed_runs(command, tmp_path / "whole", 3, tmp_path):
+        whole = whole or _state(lance_ns.connect("dir", {"root": str(tmp_path / "whole")}))
+        assert len(whole["tables"]) == 3 * 7
         assert _state(lance_ns.connect("dir", {"root": str(dst)})) == whole, seed
         dst_ns = lance_ns.connect("dir", {"root": str(dst), "allow_external_locations": "true"})
         assert_mirrored(src, dst_ns, [], [])

@@ -40,6 +40,7 @@ _COMPACTION = ("target_rows_per_fragment", "max_rows_per_group", "max_bytes_per_
                "materialize_deletions_threshold", "defer_index_remap", "num_threads", "batch_size",
                "max_source_fragments", "max_source_rows", "max_source_bytes")
 _PRIMARY_KEY = "lance-schema:unenforced-primary-key"
+ROW_ADDRESS = "_rowaddr"
 
 
 def _request(method: str, **fields: Any):
@@ -200,6 +201,107 @@ def set_primary_key(ns, table, columns: list[str]) -> list:
     return [["OK", ",".join(columns)]]
 
 
+# -- backfill: ADD|UPDATE COLUMNS ... FROM view -----------------------------------------
+
+
+def _source_rows(columns: list[str], schema: str, rows: list[str]) -> "pa.Table":
+    """The view's rows (JSON lines, as Spark's toJSON writes them) in its columns' Arrow types."""
+    import json
+
+    import pyarrow as pa
+    from pyspark.sql.types import StructType
+
+    from .schema import arrow_target
+
+    # nullable: rows the source does not name get no value (Lance's join fills them with null)
+    target = pa.schema([f.with_nullable(f.name != ROW_ADDRESS)
+                        for f in arrow_target(StructType.fromJson(json.loads(schema)))])
+    records = [json.loads(r) for r in rows]
+    arrays = []
+    for field in target:
+        values = [r.get(field.name) for r in records]
+        if pa.types.is_timestamp(field.type) or pa.types.is_date(field.type):
+            arrays.append(pa.array(values, pa.string()).cast(field.type))  # Spark writes them as ISO text
+        elif pa.types.is_binary(field.type):
+            import base64
+
+            arrays.append(pa.array([None if v is None else base64.b64decode(v) for v in values], field.type))
+        else:
+            arrays.append(pa.array(values, field.type))
+    data = pa.Table.from_arrays(arrays, schema=target)
+    if data.column(ROW_ADDRESS).null_count:
+        raise error("InvalidInputError", "the source's _rowaddr has nulls: every row must name the row it fills")
+    # Spark's BIGINT is Lance's unsigned row address
+    return data.set_column(data.schema.get_field_index(ROW_ADDRESS), ROW_ADDRESS,
+                           data.column(ROW_ADDRESS).cast(pa.uint64()))
+
+
+def _per_fragment(ds, data):
+    """(fragment, the source's rows of it) for each fragment of ``ds``."""
+    import pyarrow.compute as pc
+
+    fragment_of = pc.shift_right(data.column(ROW_ADDRESS), 32)
+    known = {f.fragment_id for f in ds.get_fragments()}
+    stray = sorted(set(fragment_of.to_pylist()) - known)
+    if stray:
+        raise error("InvalidInputError", f"the source names rows of fragments {stray[:5]} the table does not have")
+    for fragment in ds.get_fragments():
+        yield fragment, data.filter(pc.equal(fragment_of, fragment.fragment_id))
+
+
+def _commit(ns, table, ds, operation) -> None:
+    import lance
+
+    from ..datasets import translated
+
+    with translated(".".join(table)):
+        lance.LanceDataset.commit(ds, operation, read_version=ds.version)
+
+
+def add_columns(ns, table, columns: list[str], source: str, schema: str, rows: list[str]) -> list:
+    """New columns, each row's value from the source's row of its address (null where the
+    source has none), in one commit that rewrites no existing data file."""
+    import lance
+    import pyarrow as pa
+
+    ds = _dataset(ns, table)
+    taken = sorted(set(columns) & set(ds.schema.names))
+    if taken:
+        raise error("InvalidInputError", f"the table has columns {taken} already (UPDATE COLUMNS changes them)")
+    data = _source_rows(columns, schema, rows)
+    merged, new_schema = [], None
+    for fragment, part in _per_fragment(ds, data):
+        if not part.num_rows:  # Lance's join takes no empty side: one row of an address no row has
+            nobody = pa.array([(fragment.fragment_id << 32) | 0xFFFFFFFF], pa.uint64())
+            part = pa.Table.from_arrays([nobody] + [pa.nulls(1, f.type) for f in part.schema][1:], schema=part.schema)
+        metadata, new_schema = fragment.merge(part, left_on=ROW_ADDRESS)
+        merged.append(metadata)
+    _commit(ns, table, ds, lance.LanceOperation.Merge(merged, new_schema))
+    return []
+
+
+def update_columns(ns, table, columns: list[str], source: str, schema: str, rows: list[str]) -> list:
+    """Existing columns' values replaced where the source has the row's address (other rows
+    keep theirs), in one commit."""
+    import lance
+
+    ds = _dataset(ns, table)
+    missing = sorted(set(columns) - set(ds.schema.names))
+    if missing:
+        raise error("InvalidInputError", f"the table has no columns {missing} (ADD COLUMNS makes them)")
+    data = _source_rows(columns, schema, rows)
+    # the fields whose values change: Lance drops them from the indexes that cover them
+    field_ids = [f.id() for f in ds.lance_schema.fields() if f.name() in columns]
+    updated = []
+    for fragment, part in _per_fragment(ds, data):
+        if part.num_rows:
+            metadata, _ = fragment.update_columns(part, left_on=ROW_ADDRESS)
+            updated.append(metadata)
+    if updated:
+        _commit(ns, table, ds, lance.LanceOperation.Update(updated_fragments=updated, fields_modified=field_ids))
+    return []
+
+
 # -- tags and branches ----------------------------------------------------------------
 
 
@@ -293,6 +395,8 @@ COMMANDS: dict[str, tuple[str, Callable[..., list]]] = {
     "drop_branch": ("name STRING", drop_branch),
     "show_branches": ("name STRING, parent_branch STRING, parent_version BIGINT, created_at BIGINT, manifest_size INT",
                       show_branches),
+    "add_columns": ("", add_columns),
+    "update_columns": ("", update_columns),
 }
 
 

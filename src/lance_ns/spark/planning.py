@@ -60,16 +60,33 @@ class ScanSpec:
             return
         ds = ds if ds is not None else self.ref.open(self.version)
         fragments = [ds.get_fragment(i) for i in fragment_ids]
+        columns = [c for c in self.columns if c not in METADATA_COLUMNS]
+        addressed = len(columns) < len(self.columns)
         scanner = ds.scanner(
-            columns=self.columns,
+            columns=columns,
             filter=self.filter,
             fragments=fragments,
             batch_size=self.batch_size or batch_rows(projected_schema(ds.schema, self.columns)),
             scan_in_order=True,
+            with_row_address=addressed,
         )
         for batch in scanner.to_batches():
             if batch.num_rows:
-                yield conform(batch, self.target)
+                yield conform(with_fragment_ids(batch) if addressed else batch, self.target)
+
+
+#: the metadata columns a read may ask for (the SQL catalog's tables offer them): a row's
+#: address (its fragment id in the high 32 bits, its offset in the low) and its fragment's id
+ROW_ADDRESS, FRAGMENT_ID = "_rowaddr", "_fragid"
+METADATA_COLUMNS = frozenset({ROW_ADDRESS, FRAGMENT_ID})
+
+
+def with_fragment_ids(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """``batch`` (read with its row addresses) with each row's fragment id beside them."""
+    import pyarrow.compute as pc
+
+    ids = pc.shift_right(batch.column(ROW_ADDRESS), 32).cast(pa.int32())
+    return pa.RecordBatch.from_arrays([*batch.columns, ids], names=[*batch.schema.names, FRAGMENT_ID])
 
 
 #: bytes a read batch aims at, and its bounds in rows (see :func:`batch_rows`)

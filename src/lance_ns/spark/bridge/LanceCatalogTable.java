@@ -9,7 +9,9 @@ import java.util.Optional;
 import java.util.Set;
 
 import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.connector.catalog.MetadataColumn;
 import org.apache.spark.sql.connector.catalog.SupportsDelete;
+import org.apache.spark.sql.connector.catalog.SupportsMetadataColumns;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.SupportsRowLevelOperations;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
@@ -30,6 +32,8 @@ import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceV2;
 import org.apache.spark.sql.sources.AlwaysTrue;
 import org.apache.spark.sql.sources.Filter;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
@@ -43,7 +47,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * configuration and the identifier, and a version for time travel); without
  * a version each query plans at the latest one.
  */
-final class LanceCatalogTable implements SupportsRead, SupportsWrite, SupportsDelete, SupportsRowLevelOperations {
+final class LanceCatalogTable
+    implements SupportsRead, SupportsWrite, SupportsDelete, SupportsRowLevelOperations, SupportsMetadataColumns {
   private final LanceCatalog catalog;
   private final Identifier ident;
   private final StructType schema;
@@ -82,6 +87,42 @@ final class LanceCatalogTable implements SupportsRead, SupportsWrite, SupportsDe
   @Override
   public Map<String, String> properties() {
     return properties;
+  }
+
+  /**
+   * {@code _rowaddr} (a row's address: its fragment's id in the high 32 bits, its offset in the
+   * low) and {@code _fragid}, read when a query names them, as lance-spark's tables have them:
+   * what ADD|UPDATE COLUMNS ... FROM matches rows by.
+   */
+  @Override
+  public MetadataColumn[] metadataColumns() {
+    return new MetadataColumn[] {
+        new Metadata(LanceProcedure.ROW_ADDRESS, DataTypes.LongType), new Metadata("_fragid", DataTypes.IntegerType)};
+  }
+
+  private static final class Metadata implements MetadataColumn {
+    private final String name;
+    private final DataType type;
+
+    Metadata(String name, DataType type) {
+      this.name = name;
+      this.type = type;
+    }
+
+    @Override
+    public String name() {
+      return name;
+    }
+
+    @Override
+    public DataType dataType() {
+      return type;
+    }
+
+    @Override
+    public boolean isNullable() {
+      return false;
+    }
   }
 
   /** Not the Python table's: it accepts any schema, which would skip Spark's by-name/position column matching. */

@@ -1,12 +1,18 @@
 package lancens.spark;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Collections;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.functions;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.catalyst.util.GenericArrayData;
@@ -82,13 +88,17 @@ final class LanceProcedure implements UnboundProcedure, BoundProcedure {
     }
     List<String> table = (List<String>) statement.get("table");
     String command = (String) statement.get("command");
+    if (command.endsWith("_columns")) {
+      withSourceRows((Map<String, Object>) statement.get("args"));
+    }
     Map<String, Object> reply;
     try {
       reply = catalog.call("statement", "command", command, "table", table, "args", statement.get("args"));
     } catch (Workers.WorkerError e) {
       throw LanceSqlExtensions.statementError(command.replace('_', ' ').toUpperCase(java.util.Locale.ROOT), table, e);
     }
-    StructType schema = StructType.fromDDL((String) reply.get("schema"));
+    String ddl = (String) reply.get("schema");
+    StructType schema = ddl.isEmpty() ? new StructType() : StructType.fromDDL(ddl); // "": a statement of no rows
     List<List<Object>> rows = (List<List<Object>>) reply.get("rows");
     InternalRow[] out = new InternalRow[rows.size()];
     for (int i = 0; i < out.length; i++) {
@@ -96,6 +106,26 @@ final class LanceProcedure implements UnboundProcedure, BoundProcedure {
     }
     return Collections.<Scan>singletonList(new Rows(schema, out)).iterator();
   }
+
+  /**
+   * ADD|UPDATE COLUMNS ... FROM view: the view's {@code _rowaddr} and those columns, collected
+   * here on the driver (as JSON lines, with the view's schema) for the bridge worker to write.
+   */
+  @SuppressWarnings("unchecked")
+  private static void withSourceRows(Map<String, Object> args) {
+    List<String> columns = (List<String>) args.get("columns");
+    List<Column> selected = new ArrayList<>();
+    selected.add(functions.col(ROW_ADDRESS));
+    for (String c : columns) {
+      selected.add(functions.col(LanceSqlExtensions.quoted(c)));
+    }
+    Dataset<Row> source = SparkSession.active().table((String) args.get("source"))
+        .select(selected.toArray(new Column[0]));
+    args.put("schema", source.schema().json());
+    args.put("rows", source.toJSON().collectAsList());
+  }
+
+  static final String ROW_ADDRESS = "_rowaddr";
 
   /** A JSON row in the Spark internal values of ``schema``. */
   static InternalRow row(StructType schema, List<Object> values) {

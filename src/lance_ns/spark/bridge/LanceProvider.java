@@ -146,6 +146,9 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
     }
   }
 
+  /** The metadata columns a catalog table offers (LanceCatalogTable), read by name. */
+  static final java.util.Set<String> METADATA_COLUMNS = java.util.Set.of("_rowaddr", "_fragid");
+
   static final class LanceScanBuilder
       implements SupportsPushDownFilters, SupportsPushDownRequiredColumns, SupportsPushDownAggregates {
     private final StructType schema;
@@ -220,6 +223,11 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
       List<StructField> kept = new ArrayList<>();
       for (StructField f : schema.fields()) {
         if (required.getFieldIndex(f.name()).isDefined()) {
+          kept.add(f);
+        }
+      }
+      for (StructField f : required.fields()) { // a catalog table's metadata columns (_rowaddr, _fragid)
+        if (METADATA_COLUMNS.contains(f.name()) && !schema.getFieldIndex(f.name()).isDefined()) {
           kept.add(f);
         }
       }

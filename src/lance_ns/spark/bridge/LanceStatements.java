@@ -21,6 +21,7 @@ import java.util.Map;
  * ALTER TABLE t DROP TAG|BRANCH [IF EXISTS] name
  * SHOW TAGS|TAG|BRANCHES|BRANCH FROM|IN t
  * ALTER TABLE t SET UNENFORCED PRIMARY KEY (column, ...)
+ * ALTER TABLE t ADD|UPDATE COLUMNS column[, ...] FROM view     (the view has _rowaddr)
  * </pre>
  *
  * Keywords are matched regardless of case, names may be backquoted, option names are
@@ -94,6 +95,9 @@ final class LanceStatements {
   }
 
   private static Statement alterTable(Cursor c, List<String> table) {
+    if ((c.word("ADD") || c.word("UPDATE")) && c.peekWord(1, "COLUMNS") && c.peek(2).kind != Kind.SYMBOL) {
+      return backfill(c, table); // ADD COLUMNS (c TYPE, ...) with its parenthesis is Spark's own
+    }
     if (c.word("CREATE") && c.peekWord(1, "INDEX")) {
       c.next();
       c.next();
@@ -150,6 +154,33 @@ final class LanceStatements {
       return s;
     }
     return null; // another ALTER TABLE: Spark's
+  }
+
+  /**
+   * ADD|UPDATE COLUMNS name[, name...] FROM view: the columns' values by row address from a
+   * view that has {@code _rowaddr} (lance-spark's backfill); null when the statement does not
+   * have that shape (Spark's {@code ADD COLUMNS name TYPE} reads it then).
+   */
+  private static Statement backfill(Cursor c, List<String> table) {
+    String verb = c.next().text.toLowerCase(Locale.ROOT);
+    c.next();
+    List<String> columns = new ArrayList<>();
+    try {
+      do {
+        columns.add(c.identifier("a column name"));
+      } while (c.symbol(","));
+      if (!c.words("FROM")) {
+        return null;
+      }
+      List<String> source = c.name();
+      c.end();
+      Statement s = new Statement(verb + "_columns", table);
+      s.args.put("columns", columns);
+      s.args.put("source", String.join(".", source));
+      return s;
+    } catch (SyntaxError e) {
+      return null;
+    }
   }
 
   // ------------------------------------------------------------------ tokens
