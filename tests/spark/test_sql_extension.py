@@ -289,3 +289,32 @@ def test_backfill_adds_and_updates_columns_by_row_address(spark, catalog, db):
     spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW {view} AS SELECT 1 AS extra")
     assert "_rowaddr" in analysis_error(spark, f"ALTER TABLE {table} ADD COLUMNS extra FROM {view}")
     assert dataset(catalog, table).version == version  # the refused ones wrote nothing
+
+
+def test_full_text_predicates_filter_with_the_index(spark, catalog, db):
+    table = make_table(spark, catalog, db)
+    spark.sql(f"ALTER TABLE {table} CREATE INDEX text_idx USING fts (text) WITH (with_position = true)")
+    spark.sql(f"INSERT INTO {table} SELECT 1000, 'zebra crossing', transform(sequence(1, {DIM}), x -> 0.0f)")  # unindexed
+    ds = dataset(catalog, table)
+    from lance.query import MatchQuery, PhraseQuery
+
+    theirs = sorted(ds.to_table(columns=["id"], full_text_query=MatchQuery("zebra", "text")).column("id").to_pylist())
+    spark.sql(f"USE {db}")  # lance-spark's form: the functions of the current catalog, unqualified
+    try:
+        short = table.rsplit(".", 1)[1]
+        found = spark.sql(f"SELECT id FROM {short} WHERE lance_match(text, 'zebra')")
+        assert "fullText=" in found._jdf.queryExecution().executedPlan().toString()  # the scan answers it
+        assert sorted(r.id for r in found.collect()) == theirs and len(theirs) == 31
+        assert spark.sql(f"SELECT count(*) FROM {short} WHERE lance_match(text, 'zebra') AND id < 100").collect()[0][0] == 10
+        phrase = sorted(ds.to_table(columns=["id"], full_text_query=PhraseQuery("zebra crossing", "text")).column("id")
+                        .to_pylist())
+        assert [r.id for r in spark.sql(f"SELECT id FROM {short} WHERE lance_match_phrase(text, 'zebra crossing')")
+                .collect()] == phrase == [1000]
+        fuzzy = spark.sql(f"SELECT id FROM {short} WHERE lance_match(text, 'zebr', 'fuzziness=1') AND id < 30")
+        assert sorted(r.id for r in fuzzy.collect()) == [0, 10, 20]
+        assert "colour" in analysis_error(spark, f"SELECT id FROM {short} WHERE lance_match(text, 'x', 'colour=red')")
+        assert "full-text index" in analysis_error(spark, f"SELECT id FROM {short} WHERE lance_match(id, 'x')")
+        with pytest.raises(Exception, match="answered by a lance table's full-text index"):
+            spark.sql(f"SELECT id FROM {short} WHERE lance_match(text, 'zebra') OR id = 3").collect()
+    finally:
+        spark.sql("USE spark_catalog.default")

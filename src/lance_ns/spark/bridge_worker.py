@@ -34,6 +34,7 @@ from typing import Any, BinaryIO
 
 import pyarrow as pa
 
+from . import full_text
 from .errors import error
 from .options import SourceOptions
 from .planning import (
@@ -148,10 +149,13 @@ def plan(request: dict) -> dict:
         "batch_size": options.batch_size,
     }
     rows = sum(live_rows(f) for f in ds.get_fragments())
+    groups = fragment_groups(ds, options.fragments_per_partition)
+    if request.get("full_text"):  # lance_match: the index answers for the whole table, in one partition
+        full_text.check(ds, request["full_text"])
+        base["full_text"] = request["full_text"]
+        groups = [[f.fragment_id for f in ds.get_fragments()]]
     return {
-        "partitions": [
-            json.dumps({**base, "fragments": g}) for g in fragment_groups(ds, options.fragments_per_partition)
-        ],
+        "partitions": [json.dumps({**base, "fragments": g}) for g in groups],
         "version": version,
         # for Spark's planning (broadcast joins): the rows and bytes read, before filters
         "rows": rows,
@@ -170,7 +174,7 @@ def read(request: dict, out: BinaryIO) -> None:
     if "search" in p:
         return _read_search(p, target, out)
     ref = TableRef(p["uri"], p["storage_options"] or {})
-    spec = ScanSpec(ref, p["version"], p["columns"], target, p["filter"], p["batch_size"])
+    spec = ScanSpec(ref, p["version"], p["columns"], target, p["filter"], p["batch_size"], p.get("full_text"))
     ds = ref.open(p["version"])  # fails here, before the stream, for a missing version
     _frame(out, {"ok": True})
     writer = pa.ipc.new_stream(out, target)
@@ -179,6 +183,8 @@ def read(request: dict, out: BinaryIO) -> None:
         if p["columns"]:
             for batch in spec.scan(p["fragments"], ds):
                 writer.write_batch(batch)
+        elif spec.full_text:  # count(*) of what the full-text index finds
+            trailer["rows"] = full_text.count(ds, spec.full_text, p["filter"])
         else:  # count(*) and the like: row counts, no data
             trailer["rows"] = sum(ds.get_fragment(i).count_rows(p["filter"]) for i in p["fragments"])
     except Exception as exc:  # noqa: BLE001 - reported to the JVM task in the trailer

@@ -13,6 +13,7 @@ from typing import Iterator
 
 import pyarrow as pa
 
+from . import full_text
 from .options import SourceOptions
 from .resolve import TableRef
 
@@ -53,22 +54,24 @@ class ScanSpec:
     target: pa.Schema  # exactly the Arrow schema Spark expects
     filter: str | None = None
     batch_size: int | None = None
+    #: a full-text predicate (lance_match), answered by the index over the whole table
+    full_text: dict | None = None
 
     def scan(self, fragment_ids: list[int], ds=None) -> Iterator[pa.RecordBatch]:
         """Batches of the fragments (``ds``: the dataset at ``version``, if open)."""
         if not fragment_ids:
             return
         ds = ds if ds is not None else self.ref.open(self.version)
-        fragments = [ds.get_fragment(i) for i in fragment_ids]
         columns = [c for c in self.columns if c not in METADATA_COLUMNS]
         addressed = len(columns) < len(self.columns)
+        where = {"full_text_query": full_text.query(self.full_text)} if self.full_text else {
+            "fragments": [ds.get_fragment(i) for i in fragment_ids], "scan_in_order": True}
         scanner = ds.scanner(
             columns=columns,
             filter=self.filter,
-            fragments=fragments,
             batch_size=self.batch_size or batch_rows(projected_schema(ds.schema, self.columns)),
-            scan_in_order=True,
             with_row_address=addressed,
+            **where,
         )
         for batch in scanner.to_batches():
             if batch.num_rows:

@@ -13,7 +13,10 @@ import org.apache.spark.sql.catalyst.analysis.NonEmptyNamespaceException;
 import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.NamespaceChange;
+import org.apache.spark.sql.connector.catalog.FunctionCatalog;
 import org.apache.spark.sql.connector.catalog.ProcedureCatalog;
+import org.apache.spark.sql.connector.catalog.functions.UnboundFunction;
+import org.apache.spark.sql.catalyst.analysis.NoSuchFunctionException;
 import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure;
 import org.apache.spark.sql.connector.catalog.SupportsNamespaces;
 import org.apache.spark.sql.connector.catalog.Table;
@@ -42,7 +45,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * message; the ones Spark has its own exception for (codes 1-5) are thrown as
  * that exception, so IF EXISTS / IF NOT EXISTS behave as Spark defines.
  */
-public class LanceCatalog implements TableCatalog, SupportsNamespaces, ProcedureCatalog {
+public class LanceCatalog implements TableCatalog, SupportsNamespaces, ProcedureCatalog, FunctionCatalog {
   static final int NAMESPACE_NOT_FOUND = 1;
   static final int NAMESPACE_ALREADY_EXISTS = 2;
   static final int NAMESPACE_NOT_EMPTY = 3;
@@ -115,6 +118,22 @@ public class LanceCatalog implements TableCatalog, SupportsNamespaces, Procedure
       return new Identifier[] {Identifier.of(namespace, LanceProcedure.NAME)};
     }
     return new Identifier[0];
+  }
+
+  // ---------------------------------------------------------------- functions
+
+  /** lance_match and lance_match_phrase ({@link LanceMatch}), in any namespace of the catalog. */
+  @Override
+  public Identifier[] listFunctions(String[] namespace) {
+    return new Identifier[] {Identifier.of(namespace, LanceMatch.MATCH), Identifier.of(namespace, LanceMatch.PHRASE)};
+  }
+
+  @Override
+  public UnboundFunction loadFunction(Identifier ident) throws NoSuchFunctionException {
+    if (LanceMatch.isOne(ident.name())) {
+      return new LanceMatch(ident.name().toLowerCase(java.util.Locale.ROOT));
+    }
+    throw new NoSuchFunctionException(ident);
   }
 
   // ---------------------------------------------------------------- namespaces

@@ -22,7 +22,10 @@ import org.apache.spark.sql.connector.expressions.aggregate.AggregateFunc;
 import org.apache.spark.sql.connector.expressions.aggregate.Aggregation;
 import org.apache.spark.sql.connector.expressions.aggregate.CountStar;
 import org.apache.spark.sql.connector.read.SupportsPushDownAggregates;
-import org.apache.spark.sql.connector.read.SupportsPushDownFilters;
+import org.apache.spark.sql.connector.read.SupportsPushDownV2Filters;
+import org.apache.spark.sql.connector.expressions.filter.Predicate;
+import org.apache.spark.sql.internal.connector.PredicateUtils$;
+import scala.Option;
 import org.apache.spark.sql.connector.read.Statistics;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
 import org.apache.spark.sql.connector.read.SupportsReportStatistics;
@@ -150,15 +153,17 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
   static final java.util.Set<String> METADATA_COLUMNS = java.util.Set.of("_rowaddr", "_fragid");
 
   static final class LanceScanBuilder
-      implements SupportsPushDownFilters, SupportsPushDownRequiredColumns, SupportsPushDownAggregates {
+      implements SupportsPushDownV2Filters, SupportsPushDownRequiredColumns, SupportsPushDownAggregates {
     private final StructType schema;
     private final Long version;
     private final CaseInsensitiveStringMap options;
     private final PythonDataSourceV2 source;
     private final SupportsRead python;
     private StructType readSchema;
-    private Filter[] pushed = new Filter[0];
+    private Predicate[] pushed = new Predicate[0];
     private String filterSql;
+    /** A lance_match/lance_match_phrase predicate, answered by the full-text index (LanceMatch). */
+    private Map<String, Object> fullText;
     private int countStars; // COUNT(*)s answered from metadata (0: a scan)
 
     LanceScanBuilder(
@@ -176,21 +181,32 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
     }
 
     /**
-     * Offers every filter to Python, which turns the ones with exactly
-     * Spark's semantics into one Lance SQL filter.  All filters are also
-     * returned to Spark, which checks them again on the (already smaller)
-     * output: a pushed filter can only save work, never change a result.
-     * Python also decides, from the options, whether to push at all.
+     * A full-text predicate ({@link LanceMatch}) is the scan's to answer, with the table's
+     * index; every other predicate Spark can write as a filter is offered to Python, which
+     * turns the ones with exactly Spark's semantics into one Lance SQL filter.  Those are also
+     * returned to Spark, which checks them again on the (already smaller) output: a pushed
+     * filter can only save work, never change a result.  Python also decides, from the
+     * options, whether to push at all.
      */
     @Override
-    public Filter[] pushFilters(Filter[] filters) {
+    public Predicate[] pushPredicates(Predicate[] predicates) {
+      List<Predicate> kept = new ArrayList<>();
+      List<Predicate> taken = new ArrayList<>();
       List<Object> encoded = new ArrayList<>();
-      List<Filter> offered = new ArrayList<>();
-      for (Filter f : filters) {
-        Object json = Filters.encode(f);
+      List<Predicate> offered = new ArrayList<>();
+      for (Predicate p : predicates) {
+        Map<String, Object> match = fullText == null ? LanceMatch.fullText(p) : null;
+        if (match != null) {
+          fullText = match;
+          taken.add(p);
+          continue;
+        }
+        kept.add(p);
+        Option<Filter> v1 = PredicateUtils$.MODULE$.toV1(p);
+        Object json = v1.isDefined() ? Filters.encode(v1.get()) : null;
         if (json != null) {
           encoded.add(json);
-          offered.add(f);
+          offered.add(p);
         }
       }
       if (!encoded.isEmpty()) {
@@ -200,17 +216,16 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
         request.put("filters", encoded);
         Map<String, Object> reply = Workers.call(request);
         filterSql = (String) reply.get("sql");
-        List<Filter> taken = new ArrayList<>();
         for (Object i : (List<?>) reply.get("pushed")) {
           taken.add(offered.get(((Number) i).intValue()));
         }
-        pushed = taken.toArray(new Filter[0]);
       }
-      return filters;
+      pushed = taken.toArray(new Predicate[0]);
+      return kept.toArray(new Predicate[0]);
     }
 
     @Override
-    public Filter[] pushedFilters() {
+    public Predicate[] pushedPredicates() {
       return pushed;
     }
 
@@ -241,7 +256,8 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
      */
     @Override
     public boolean pushAggregation(Aggregation aggregation) {
-      if (aggregation.groupByExpressions().length > 0 || filterSql != null || options.containsKey("filter")) {
+      if (aggregation.groupByExpressions().length > 0 || filterSql != null || fullText != null
+          || options.containsKey("filter")) {
         return false;
       }
       for (AggregateFunc f : aggregation.aggregateExpressions()) {
@@ -260,7 +276,7 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
 
     @Override
     public Scan build() {
-      return new LanceScan(readSchema, version, options, filterSql, source, python, countStars);
+      return new LanceScan(readSchema, version, options, filterSql, fullText, source, python, countStars);
     }
   }
 
@@ -269,6 +285,7 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
     private final Long version;
     private final CaseInsensitiveStringMap options;
     private final String filterSql;
+    private final Map<String, Object> fullText;
     private final PythonDataSourceV2 source;
     private final SupportsRead python;
     private InputPartition[] partitions;
@@ -281,10 +298,12 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
         Long version,
         CaseInsensitiveStringMap options,
         String filterSql,
+        Map<String, Object> fullText,
         PythonDataSourceV2 source,
         SupportsRead python,
         int countStars) {
       this.countStars = countStars;
+      this.fullText = fullText;
       this.readSchema = readSchema;
       this.version = version;
       this.options = options;
@@ -300,7 +319,8 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
 
     @Override
     public String description() {
-      return "lance " + options.getOrDefault("path", "") + (filterSql == null ? "" : " filter=" + filterSql);
+      return "lance " + options.getOrDefault("path", "") + (filterSql == null ? "" : " filter=" + filterSql)
+          + (fullText == null ? "" : " fullText=" + fullText);
     }
 
     @Override
@@ -320,8 +340,14 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
         request.put("options", options.asCaseSensitiveMap());
         request.put("schema", (countStars > 0 ? new StructType() : readSchema).json());
         request.put("filter", filterSql);
+        request.put("full_text", fullText);
         request.put("version", version);
-        Map<String, Object> reply = Workers.call(request);
+        Map<String, Object> reply;
+        try {
+          reply = Workers.call(request);
+        } catch (Workers.WorkerError e) { // what the query asks of the table, refused before any task
+          throw LanceSqlExtensions.analysisError(description() + ": " + e.getMessage(), e);
+        }
         rows = ((Number) reply.get("rows")).longValue();
         bytes = ((Number) reply.get("bytes")).longValue();
         if (countStars > 0) {
