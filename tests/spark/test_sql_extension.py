@@ -318,3 +318,24 @@ def test_full_text_predicates_filter_with_the_index(spark, catalog, db):
             spark.sql(f"SELECT id FROM {short} WHERE lance_match(text, 'zebra') OR id = 3").collect()
     finally:
         spark.sql("USE spark_catalog.default")
+
+
+@pytest.mark.parametrize("method, column", [("bitmap", "tag"), ("label_list", "labels"), ("ngram", "text"),
+                                            ("zonemap", "id"), ("bloomfilter", "id"), ("ivf_sq", "vec"),
+                                            ("ivf_hnsw_sq", "vec")])
+def test_every_index_method(spark, _catalogs, method, column):
+    """Every method, on the directory catalog (the index is Lance's, whichever catalog names the table)."""
+    catalog = _catalogs("dir")
+    db = f"{catalog.name}.methods"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {db}")
+    table = f"{db}.m_{method}"
+    spark.sql(f"CREATE TABLE {table} (id BIGINT, text STRING, tag STRING, labels ARRAY<STRING>, vec ARRAY<FLOAT> NOT NULL) "
+              f"TBLPROPERTIES ('vec.arrow.fixed-size-list.size' = '{DIM}')")
+    spark.sql(f"INSERT INTO {table} SELECT id, concat('word', id), IF(id % 2 = 0, 'even', 'odd'), array('a', "
+              f"IF(id % 3 = 0, 'b', 'c')), transform(sequence(1, {DIM}), x -> CAST(id + x AS FLOAT)) FROM range(300)")
+    n = len(dataset(catalog, table).get_fragments())
+    options = " WITH (num_partitions = 2)" if method.startswith("ivf") else ""
+    assert rows(spark.sql(f"ALTER TABLE {table} CREATE INDEX i USING {method} ({column}){options}")) == [(n, "i")]
+    (shown,) = rows(spark.sql(f"SHOW INDEXES FROM {table}"))
+    assert shown[:2] == ("i", [column]) and shown[4] == 300, shown
+    assert [d.name for d in dataset(catalog, table).describe_indices()] == ["i"]
