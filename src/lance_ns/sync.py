@@ -50,7 +50,6 @@ from .errors import (
     NamespaceNotFoundError,
     TableAlreadyExistsError,
     TableNotFoundError,
-    UnsupportedOperationError,
     code_of,
     error_from_code,
 )
@@ -94,15 +93,13 @@ class Step:
     properties: dict[str, str] = field(default_factory=dict)
     reason: str = ""
     copy: dataset_copy.TableCopy | None = field(default=None, repr=False)
-    #: a replaced table's data is copied too (copy mode's ``replace``)
-    copies: bool = False
 
     @property
     def writes(self) -> bool:
         return self.action != "skip"
 
     def to_dict(self) -> dict[str, Any]:
-        out = {k: v for k, v in asdict(self).items() if k not in ("copy", "copies")}
+        out = {k: v for k, v in asdict(self).items() if k != "copy"}
         if self.copy is not None:
             out["copy"] = {"source": self.copy.source, "versions": self.copy.versions,
                            "files": len(self.copy.all_files), "bytes": self.copy.size}
@@ -308,32 +305,34 @@ def _copy_step(src, dst, source, target, props, held, options: _Options):
     theirs = lance.dataset(namespace_client=src, table_id=source)
     files = dataset_copy.plan_copy(theirs, options.versions)
     step = Step("table", "copy", source, target, None, props, reason=files.describe(), copy=files)
-    if held is not None:
-        if _copied_in_sync(dst, target, theirs):
-            step.action, step.location, step.reason = "skip", held.location, "in sync"
-            return step, None
-        step.copies = True
-        return _conflict(step, held.location, options)
-    location = _asked(dst, "table_location_for", target, _seed(files, target))
+    if held is not None and _copied_in_sync(dst, target, theirs):
+        step.action, step.location, step.reason = "skip", held.location, "in sync"
+        return step, None
+    location, why = _copy_location(dst, target, files)
     if location is None:
-        return None, Refusal(source, target, 0, (
-            "copy mode needs a destination that says where it places a table before the table exists "
-            "(a lance-ns backend; a REST server's client cannot): sync on the server's own configuration"))
-    options_at = _storage_options(dst, target)
-    if dataset_copy.foreign_files(files, location, options_at):  # someone else's data: beside it
-        location = dataset_copy.sibling_for(location, files.source)
-        if dataset_copy.foreign_files(files, location, options_at):
-            return None, Refusal(source, target, 5, f"table {to_string(source)!r}: {location!r} holds other data")
+        return None, Refusal(source, target, *why)
     refusal = _asked(dst, "table_refusal", target, location)
     if refusal is not None:
         return None, Refusal(source, target, code_of(refusal), f"table {to_string(source)!r}: {refusal}")
     step.location = location
-    return step, None
+    return (step, None) if held is None else _conflict(step, held.location, options)
 
 
-def _seed(files: dataset_copy.TableCopy, target: list[str]) -> str:
-    """What makes a copy's place the same on every run (the source and the target)."""
-    return f"{files.source}\n{to_string(target)}"
+def _copy_location(dst, target: list[str], files: dataset_copy.TableCopy) -> tuple[str | None, tuple[int, str]]:
+    """Where a copy goes: the place the destination draws for it from the source and the
+    target (the same on every run, so an interrupted copy is found and finished), or a sibling
+    named after the source where other data lies there; (None, (code, why)) where none can be."""
+    location = _asked(dst, "table_location_for", target, f"{files.source}\n{to_string(target)}")
+    if location is None:
+        return None, (0, "copy mode needs a destination that says where it places a table before the table "
+                         "exists (a lance-ns backend; a REST server's client cannot): sync on the server's own "
+                         "configuration")
+    storage_options = _storage_options(dst, target)
+    if dataset_copy.foreign_files(files, location, storage_options):  # someone else's data: beside it
+        location = dataset_copy.sibling_for(location, files.source)
+        if dataset_copy.foreign_files(files, location, storage_options):
+            return None, (5, f"table {to_string(target)!r}: {location!r} holds other data")
+    return location, (0, "")
 
 
 def _conflict(step: Step, held_at: str | None, options: _Options):
@@ -429,12 +428,6 @@ def _copy_table(src, dst, step: Step) -> None:
     """The data of a copy step at its location, each copied version checked, before any entry."""
     import lance
 
-    if step.location is None:  # a replace planned against a table that exists: where a new one would go
-        step.location = _asked(dst, "table_location_for", step.target, _seed(step.copy, step.target))
-        if step.location is None:
-            raise UnsupportedOperationError("the destination does not say where it places a table")
-        if dataset_copy.foreign_files(step.copy, step.location, _storage_options(dst, step.target)):
-            step.location = dataset_copy.sibling_for(step.location, step.copy.source)
     theirs = lance.dataset(namespace_client=src, table_id=step.source, version=step.copy.versions[-1])
     source_options = {**_storage_options(src, step.source), **(theirs.initial_storage_options or {})}
     target_options = _storage_options(dst, step.target)

@@ -339,3 +339,20 @@ def test_every_index_method(spark, _catalogs, method, column):
     (shown,) = rows(spark.sql(f"SHOW INDEXES FROM {table}"))
     assert shown[:2] == ("i", [column]) and shown[4] == 300, shown
     assert [d.name for d in dataset(catalog, table).describe_indices()] == ["i"]
+
+
+def test_a_search_plan_shows_no_secret_of_the_catalog(spark, tmp_path):
+    import lance_ns
+    from lance_ns.spark.session import catalog_conf
+
+    props = {"impl": "dir", "root": str(tmp_path / "s"), "storage.aws_secret_access_key": "sekrit-0011"}
+    for key, value in catalog_conf({"lance_secret": props}).items():
+        spark.conf.set(key, value)
+    client = lance_ns.connect("dir", {"root": str(tmp_path / "s")})
+    client.create_namespace({"id": ["db"]})
+    lance.write_dataset(pa.table({"id": [1, 2], "vec": vectors(2)}), namespace_client=client, table_id=["db", "t"],
+                        mode="create")
+    found = spark.sql(f"SELECT id FROM VECTOR_SEARCH('lance_secret.db.t', array({', '.join(['1.0'] * DIM)}), 1)")
+    assert [r.id for r in found.collect()] == [2]  # (id 2 holds the vector of ones)
+    plan = found._jdf.queryExecution().toString()
+    assert "VECTOR_SEARCH(lance_secret.db.t)" in plan and "sekrit-0011" not in plan

@@ -18,7 +18,7 @@ import lance_ns
 from lance_ns import dataset_copy, sync, walk
 from lance_ns.errors import code_of
 
-from .test_sync import _state, assert_mirrored, fill, killed_runs
+from .test_sync import _ipc, _state, assert_mirrored, fill, killed_runs
 
 
 def history(ns, table_id, storage_options=None) -> dict:
@@ -115,7 +115,7 @@ def test_data_where_the_copy_would_go_is_left_and_the_copy_goes_beside_it(tmp_pa
     held = dst.describe_table({"id": ["lake", "t0"]}).location
     assert held != taken and held.startswith(taken[: -len(".lance")])
     assert lance.dataset(taken).to_table().column("y").to_pylist() == ["someone else's"]
-    assert sync.sync(src, dst, ["lake"], ["lake"], mode="copy").done == []
+    assert sync.sync(src, dst, ["lake"], ["lake"], mode="copy", versions="all").done == []
 
 
 def test_copy_mode_into_a_server_that_cannot_say_where_is_refused_before_anything_is_written(tmp_path):
@@ -220,3 +220,20 @@ def test_a_copy_cut_after_any_file_shows_a_whole_prefix_and_is_finished_in_place
         done = sync.sync(src, dst, mode="copy", versions="all", include=["lake.t0"])
         assert done.failed == [] and dst.describe_table({"id": ["lake", "t0"]}).location == location, k
         assert history(dst, ["lake", "t0"]) == history(src, ["lake", "t0"]), k
+
+
+def test_a_copy_replacing_a_destination_table_leaves_its_data(tmp_path):
+    src = lance_ns.connect("dir", {"root": str(tmp_path / "src")})
+    fill(src, "lake", nested=False)
+    dst = lance_ns.connect("dir", {"root": str(tmp_path / "dst")})
+    dst.create_namespace({"id": ["lake"]})
+    dst.create_table({"id": ["lake", "t0"]}, _ipc(pa.table({"z": [1, 2, 3]})))
+    theirs = dst.describe_table({"id": ["lake", "t0"]}).location
+    with pytest.raises(Exception) as refused:
+        sync.sync(src, dst, ["lake"], ["lake"], mode="copy")
+    assert code_of(refused.value) == 5
+    sync.sync(src, dst, ["lake"], ["lake"], mode="copy", versions="all", on_conflict="replace")
+    assert history(dst, ["lake", "t0"]) == history(src, ["lake", "t0"])
+    assert dst.describe_table({"id": ["lake", "t0"]}).location != theirs
+    assert lance.dataset(theirs).to_table().column("z").to_pylist() == [1, 2, 3]  # deregistered, never dropped
+    assert sync.sync(src, dst, ["lake"], ["lake"], mode="copy", versions="all").done == []

@@ -108,7 +108,7 @@ final class LanceSearch {
     } catch (JsonProcessingException e) {
       throw new IllegalStateException(e);
     }
-    SearchTable found = new SearchTable(function + "(" + table + ")", schema, json);
+    SearchTable found = new SearchTable(function + "(" + table + ")", schema, json); // (json holds the catalog's properties)
     return DataSourceV2Relation$.MODULE$.create(found, Option.apply(at.lance), Option.apply(at.identifier()));
   }
 
@@ -175,15 +175,17 @@ final class LanceSearch {
 
     @Override
     public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
-      return () -> new SearchScan(schema, spec);
+      return () -> new SearchScan(name, schema, spec);
     }
   }
 
   static final class SearchScan implements Scan, Batch {
+    private final String name;
     private final StructType schema;
     private final String spec;
 
-    SearchScan(StructType schema, String spec) {
+    SearchScan(String name, StructType schema, String spec) {
+      this.name = name;
       this.schema = schema;
       this.spec = spec;
     }
@@ -195,7 +197,7 @@ final class LanceSearch {
 
     @Override
     public String description() {
-      return "lance search " + spec;
+      return "lance " + name; // never the spec: it carries the catalog's properties, credentials among them
     }
 
     @Override
