@@ -9,8 +9,10 @@ backend's ``departures``.
 
 Only the checks that can apply to a backend are generated for it
 (:func:`combinations`: what ``lance_ns.conformance.target_lacks`` says from the
-backend's declared facts); what the run itself finds (an optional operation the
-backend lacks, a check after one that failed as expected) still skips, saying why.
+backend's declared facts, less the checks of optional operations its client is declared not to
+offer, ``Backend.unoffered``, each held to it by test_unoffered.py);
+what the run itself finds (an optional operation a backend lacks undeclared, a check after one
+that failed as expected) still skips, saying why.
 """
 
 from __future__ import annotations
@@ -44,11 +46,17 @@ def _generated(b) -> list[str]:
     out, left_out = [], set()
     for name in C.RESULT_NAMES:
         check = _CHECKS.get(name)
-        if check is not None and (not _applies(check, b.facts) or check.after in departing | left_out):
+        if check is not None and (not _applies(check, b.facts) or check.after in departing | left_out
+                                  or check.optional and _operations(check) & set(b.unoffered)):
             left_out.add(name)
             continue
         out.append(name)
     return out
+
+
+def _operations(check: C.Check) -> set[str]:
+    """The operations a check calls (its own and its steps')."""
+    return {check.operation, *(getattr(step, "op", None) for step in check.steps)} - {None}
 
 
 def combinations(backends) -> tuple[tuple[str, str], list]:
@@ -73,3 +81,4 @@ def test_scenario(backend, check):
     if result.status == C.SKIP:
         pytest.skip(result.detail)
     assert result.status == C.PASS, result.detail
+

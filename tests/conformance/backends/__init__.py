@@ -136,6 +136,10 @@ class Backend:
     #: server departs from the spec (a strict expected failure; the scenario's checks that
     #: build on such a check are not generated: they could only skip)
     departures: dict[str, str] = field(default_factory=dict)
+    #: OperationId -> why the backend's client does not offer it: an operation the spec makes
+    #: optional, so the scenario's checks that use it are not generated (they could only skip);
+    #: test_scenario.py holds each to it (the operation answers Unsupported, code 0)
+    unoffered: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
         unknown = set(self.facts) - CAPABILITIES - set(FACTS)

@@ -189,6 +189,13 @@ PYLANCE_SERVER_DEPARTURES = {
 }
 
 #: where pylance 14.0.2's Python RestNamespace wrapper departs (the Rust client behind it is fine)
+#: optional operations pylance 14's RestNamespace wrapper does not offer (the interface's default)
+PYLANCE_CLIENT_UNOFFERED = {
+    "BatchCreateTableVersions": "RestNamespace has no batch_create_table_versions",
+    "BatchCommitTables": "RestNamespace has no batch_commit_tables",
+    "UpdateFieldMetadata": "RestNamespace has no update_field_metadata",
+}
+
 PYLANCE_CLIENT_DEPARTURES = {
     "scenario:managed.batch_create": "RestNamespace has no batch_create_table_versions (the interface's default: unsupported)",
     "scenario:managed.batch_commit": "RestNamespace has no batch_commit_tables (the interface's default: unsupported)",
@@ -264,5 +271,5 @@ BACKENDS = [
     # pylance's client: not ours, so none of lance-ns's own request context (purge) and no raw protocol checks
     Backend("rest-pylance-client", _pylance_client,
             facts("at_root cascade data detail managed nested ns_properties register table_properties third_party"),
-            departures=PYLANCE_CLIENT_DEPARTURES),
+            departures=PYLANCE_CLIENT_DEPARTURES, unoffered=PYLANCE_CLIENT_UNOFFERED),
 ]
