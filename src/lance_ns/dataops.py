@@ -162,7 +162,7 @@ def scan_arguments(ds, request) -> dict:
     if request.vector is not None and request.vector.multi_vector:
         vector = request.vector.multi_vector
     if vector:
-        nearest = {"column": request.vector_column or _vector_column(ds), "q": vector, "k": request.k}
+        nearest = {"column": request.vector_column or first_vector_column(ds), "q": vector, "k": request.k}
         for src, dst in (("distance_type", "metric"), ("nprobes", "nprobes"), ("refine_factor", "refine_factor"),
                          ("ef", "ef"), ("minimum_nprobes", "minimum_nprobes"),
                          ("maximum_nprobes", "maximum_nprobes")):
@@ -182,7 +182,8 @@ def scan_arguments(ds, request) -> dict:
 
 
 
-def _vector_column(ds) -> str:
+def first_vector_column(ds) -> str:
+    """The column a vector search uses when none is named: the table's first vector column."""
     import pyarrow as pa
 
     for field in ds.schema:

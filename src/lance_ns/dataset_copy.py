@@ -75,7 +75,7 @@ def plan_copy(dataset, versions: str = "latest") -> TableCopy:
     for row in rows:
         if row["version"] not in wanted:
             continue
-        if str(row["base_uri"]).rstrip("/") not in (base, _path_of(base)):
+        if storage.normalize_root(str(row["base_uri"])) != storage.normalize_root(base):
             raise UnsupportedOperationError(
                 f"version {row['version']} of {base!r} references {row['path']!r} in another base "
                 f"({row['base_uri']!r}, a shallow clone's): not copied")
@@ -111,7 +111,7 @@ def copy(plan: TableCopy, target: str, source_options: dict[str, str] | None,
     for leftover in [p for p in held if p.endswith(_PARTIAL)]:  # an interrupted copy's
         dst_fs.delete_file(f"{dst_root.rstrip('/')}/{leftover}")
     todo = lambda files: [p for p, size in files if held.get(p) != size]  # noqa: E731
-    copy_one = _copier(src_fs, src_root, dst_fs, dst_root, local=_is_local(target))
+    copy_one = _copier(src_fs, src_root, dst_fs, dst_root, local=storage.is_local(target))
     written = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=threads) as pool:
         for n in pool.map(copy_one, todo(plan.files.items())):
@@ -177,14 +177,6 @@ def _copier(src_fs, src_root: str, dst_fs, dst_root: str, local: bool) -> Callab
         return n
 
     return copy_one
-
-
-def _is_local(location: str) -> bool:
-    return not storage.is_uri(location) or location.startswith("file:")
-
-
-def _path_of(uri: str) -> str:
-    return uri[len("file://"):] if uri.startswith("file://") else uri
 
 
 def _size(n: float) -> str:

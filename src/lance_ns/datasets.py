@@ -264,6 +264,17 @@ def _declared_size(message) -> int:
     return total
 
 
+def ipc_stream_bytes(data) -> bytes | None:
+    """An Arrow body as IPC stream bytes: bytes as given, or the table the REST server decoded
+    (what it hands the lance-ns backends it serves) written as a stream; None stays None.
+    For whoever passes a body on to one that takes bytes (a REST client, a namespace not ours)."""
+    if data is None or isinstance(data, bytes):
+        return data
+    if isinstance(data, (bytearray, memoryview)):
+        return bytes(data)
+    return table_to_ipc_stream(data)
+
+
 def table_to_ipc_stream(table: pa.Table) -> bytes:
     sink = io.BytesIO()
     with pa.ipc.new_stream(sink, table.schema) as writer:

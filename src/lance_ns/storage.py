@@ -75,6 +75,11 @@ def file_uri_path(location: str) -> str | None:
     return os.path.normpath(os.path.abspath(unquote(parsed.path or "/")))
 
 
+def is_local(location: str) -> bool:
+    """Whether a location is on this machine's disk (a path, or a ``file:`` URI)."""
+    return not is_uri(location) or location.startswith("file:")
+
+
 def normalize_root(root: str) -> str:
     """A root as given (URI, absolute or relative path) -> absolute form, no trailing '/'
     (a ``file:`` URI -> its path: :func:`file_uri_path`)."""

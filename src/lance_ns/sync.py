@@ -390,11 +390,8 @@ def _namespace_id(ns) -> str | None:
 
 
 def _same_location(a: str | None, b: str | None) -> bool:
-    def norm(loc: str) -> str:
-        loc = (loc or "").rstrip("/")
-        return loc[len("file://"):] if loc.startswith("file://") else loc
-
-    return norm(a) == norm(b)
+    """Whether two locations are one, in storage's one spelling of a location."""
+    return bool(a and b) and storage.normalize_root(a) == storage.normalize_root(b)
 
 
 # -- the writes -------------------------------------------------------------------------

@@ -250,7 +250,15 @@ class MountsNamespace(NamespaceBase):
         return adopt(table_id[1:])
 
     # -- placement (lance_ns.sync's plan): the mount's own rules on the rest of the id -----
-    def _placement(self, ids: list[str], what: str, ask: Callable[[Any, list[str]], Any]) -> Any:
+    def _placement(self, ids: list[str], what: str, ask: Callable[[Any, list[str]], Any], raising: bool = False) -> Any:
+        """``ask(mount, the rest of the id)`` of the mount the id names; what keeps it from being
+        asked is the answer, an error (refusals), or raised (``raising``: where the answer is a value)."""
+        found = self._placement_of(ids, what, ask)
+        if raising and isinstance(found, LanceNamespaceError):
+            raise found
+        return found
+
+    def _placement_of(self, ids: list[str], what: str, ask: Callable[[Any, list[str]], Any]) -> Any:
         ids = validate_id(list(ids))
         if not ids:
             return InvalidInputError("the mounts root holds nothing of its own")
@@ -268,16 +276,12 @@ class MountsNamespace(NamespaceBase):
         return self._placement(table_id, "table", lambda mount, own: _ask(mount, "table_refusal", own, location))
 
     def table_location_for(self, table_id, seed=None):
-        found = self._placement(table_id, "table", lambda mount, own: _ask(mount, "table_location_for", own, seed))
-        if isinstance(found, LanceNamespaceError):
-            raise found
-        return found
+        return self._placement(table_id, "table", lambda mount, own: _ask(mount, "table_location_for", own, seed),
+                               raising=True)
 
     def storage_options_for(self, table_id):
-        found = self._placement(table_id, "table", lambda mount, own: _ask(mount, "storage_options_for", own))
-        if isinstance(found, LanceNamespaceError):
-            raise found
-        return found or {}
+        return self._placement(table_id, "table", lambda mount, own: _ask(mount, "storage_options_for", own),
+                               raising=True) or {}
 
     # -- the root itself ------------------------------------------------------------------
     def _answer_root(self, op: Operation, request: Any) -> Any:
@@ -336,7 +340,9 @@ class MountsNamespace(NamespaceBase):
             if namespace.limits == self.limits:  # checked on the way in, by the same limits: not again
                 method = functools.partial(namespace.call_checked, op.method)
         elif data:
-            data = tuple(_as_bytes(d) for d in data)  # a table our server decoded, for a namespace that takes bytes
+            from ..datasets import ipc_stream_bytes
+
+            data = tuple(ipc_stream_bytes(d) for d in data)  # a table our server decoded, for one that takes bytes
         try:
             answer = method(_rebased(request, lambda i: i[1:]), *data)
         except (UnsupportedOperationError, NotImplementedError) as e:
@@ -422,15 +428,6 @@ def _with_mount(op: Operation, answer: Any, name: str) -> Any:
 
 def _addresses_table(op: Operation) -> bool:
     return op.method not in _NAMESPACE_OPS and "transaction" not in op.method
-
-
-def _as_bytes(data: Any) -> Any:
-    """Arrow IPC bytes of a request's data (a table the REST server decoded), else as it is."""
-    if data is None or isinstance(data, (bytes, bytearray, memoryview)):
-        return data
-    from ..datasets import table_to_ipc_stream
-
-    return table_to_ipc_stream(data)
 
 
 def _ask(namespace: LanceNamespace, method: str, *args: Any) -> Any:

@@ -69,18 +69,6 @@ def is_read_op(method: str) -> bool:
 _RETRY_STATUSES = (429, 503)
 
 
-
-def _arrow_bytes(data: Any) -> bytes:
-    """An Arrow body: IPC stream bytes as given, or a table (what our server hands the
-    backends it serves, decoded once: this client may be one, a mount) written as a stream."""
-    if data is None:
-        return b""
-    if isinstance(data, (bytes, bytearray, memoryview)):
-        return bytes(data)
-    from ..datasets import table_to_ipc_stream
-
-    return table_to_ipc_stream(data)
-
 class RestNamespace(NamespaceBase):
     """A client of a Lance REST namespace server (properties: see the module docstring)."""
 
@@ -183,7 +171,10 @@ class RestNamespace(NamespaceBase):
             content = json.dumps(fields, separators=(",", ":")).encode()
             headers["Content-Type"] = R.JSON
         elif route.body == "arrow":
-            content = _arrow_bytes(data)
+            # (a table our server decoded, where this client is a mount it serves: as a stream)
+            from ..datasets import ipc_stream_bytes
+
+            content = ipc_stream_bytes(data) or b""
             headers["Content-Type"] = R.ARROW_STREAM
         return path, params, content, headers
 

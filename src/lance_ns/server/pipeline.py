@@ -101,8 +101,9 @@ class Pipeline:
         #: (NamespaceBase.call_checked) and take an Arrow body as the table decoded here
         #: (lance_ns.datasets.ipc_to_table takes a table as it is)
         self.ours = isinstance(namespace, NamespaceBase)
-        #: a ``mounts`` namespace: metrics and audit lines name the mount of each request's id
-        self.mounted = isinstance(namespace, MountsNamespace)
+        #: a ``mounts`` namespace's mounts (configuration, fixed): metrics and audit lines name the
+        #: mount of each request's id
+        self._mounts = frozenset(namespace.mounts) if isinstance(namespace, MountsNamespace) else frozenset()
         self._request_limits = (getattr(namespace, "limits", None) if self.ours else None) or Limits()
         self.limits = settings.limits
         self.auth_file = A.AuthFile(settings.auth_file) if settings.auth_file else None
@@ -275,10 +276,10 @@ class Pipeline:
 
     def _mount_of(self, req: Any) -> str | None:
         """The mount a request's id names (a ``mounts`` namespace served; None otherwise)."""
-        if not self.mounted:
+        if not self._mounts:
             return None
         ident = getattr(req, "id", None)
-        return ident[0] if ident and ident[0] in self.namespace.mounts else None
+        return ident[0] if ident and ident[0] in self._mounts else None
 
     @staticmethod
     def _audit(principal: A.Principal, route: R.Route, req: Any, outcome: str, mount: str | None) -> None:

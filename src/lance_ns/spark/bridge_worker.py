@@ -14,10 +14,10 @@ answers requests on stdin with replies on stdout (framing in
 Options are parsed by :class:`.options.SourceOptions`, as in the Python
 source, so each option means the same on both read paths.
 ``read``     one partition, as an Arrow IPC stream in exactly the Arrow types
-             Spark's ``ArrowColumnVector`` expects, then a trailer
+             Spark's ``ArrowColumnVector`` expects, then a trailer (a partition of a search
+             table function: its rows, :mod:`.search`)
 ``catalog``  a call of the SQL catalog ``LanceCatalog`` (see :mod:`.catalog`), the SQL
              extension's statements and search schemas among them
-``read`` of a partition with ``search``: a search table function's rows (:mod:`.search`)
 
 Errors reply ``{"error": {"type", "code", "message"}}`` with the
 :mod:`lance_ns.errors` class and code, or, during a scan, in the trailer.
@@ -176,21 +176,18 @@ def read(request: dict, out: BinaryIO) -> None:
     ref = TableRef(p["uri"], p["storage_options"] or {})
     spec = ScanSpec(ref, p["version"], p["columns"], target, p["filter"], p["batch_size"], p.get("full_text"))
     ds = ref.open(p["version"])  # fails here, before the stream, for a missing version
-    _frame(out, {"ok": True})
-    writer = pa.ipc.new_stream(out, target)
-    trailer: dict[str, Any] = {}
-    try:
+
+    def scan(writer) -> dict[str, Any]:
         if p["columns"]:
             for batch in spec.scan(p["fragments"], ds):
                 writer.write_batch(batch)
-        elif spec.full_text:  # count(*) of what the full-text index finds
-            trailer["rows"] = full_text.count(ds, spec.full_text, p["filter"])
-        else:  # count(*) and the like: row counts, no data
-            trailer["rows"] = sum(ds.get_fragment(i).count_rows(p["filter"]) for i in p["fragments"])
-    except Exception as exc:  # noqa: BLE001 - reported to the JVM task in the trailer
-        trailer = _error(exc)
-    writer.close()
-    _frame(out, trailer)
+            return {}
+        if spec.full_text:  # count(*) of what the full-text index finds
+            return {"rows": full_text.count(ds, spec.full_text, p["filter"])}
+        # count(*) and the like: row counts, no data
+        return {"rows": sum(ds.get_fragment(i).count_rows(p["filter"]) for i in p["fragments"])}
+
+    _stream(out, target, scan)
 
 
 def _read_search(p: dict, target: pa.Schema, out: BinaryIO) -> None:
@@ -199,12 +196,21 @@ def _read_search(p: dict, target: pa.Schema, out: BinaryIO) -> None:
     from . import search
     from .catalog import _ns
 
-    _frame(out, {"ok": True})
-    writer = pa.ipc.new_stream(out, target)
-    trailer: dict[str, Any] = {}
-    try:
+    def rows(writer) -> dict[str, Any]:
         for batch in search.batches(_ns(p["catalog"]), p["search"], p["table"], p["args"], target):
             writer.write_batch(batch)
+        return {}
+
+    _stream(out, target, rows)
+
+
+def _stream(out: BinaryIO, target: pa.Schema, write) -> None:
+    """The reply, then ``write(writer)``'s Arrow stream, then a trailer: what ``write``
+    answers, or the error it raised (reported to the JVM task there, mid-stream)."""
+    _frame(out, {"ok": True})
+    writer = pa.ipc.new_stream(out, target)
+    try:
+        trailer = write(writer)
     except Exception as exc:  # noqa: BLE001 - reported to the JVM task in the trailer
         trailer = _error(exc)
     writer.close()

@@ -305,8 +305,8 @@ def statement(catalog, command: str, table: list[str], args: dict) -> dict:
 
 
 def search_schema(catalog, kind: str, table: list[str], args: dict) -> dict:
-    """The result columns of a search table function (:mod:`.search`), checked against the
-    table at the version searched, and the options its read takes."""
+    """The result columns of a search table function (:mod:`.search`), its arguments checked
+    against the table at the version searched."""
     from . import search
     from .resolve import resolve
 

@@ -35,7 +35,8 @@ _FTS_OPTIONS = {k: k for k in ("base_tokenizer", "language", "max_token_length",
                                "remove_stop_words", "ascii_folding", "with_position")}
 #: WITH options accepted and left to Lance: how many pieces a build is split into (Lance decides)
 _BUILD_HINTS = frozenset({"num_segments"})
-_DISTANCES = {"l2": "l2", "euclidean": "l2", "cosine": "cosine", "dot": "dot"}
+#: the distance types lance-spark's SQL takes, as Lance names them
+DISTANCE_TYPES = {"l2": "l2", "euclidean": "l2", "cosine": "cosine", "dot": "dot"}
 _COMPACTION = ("target_rows_per_fragment", "max_rows_per_group", "max_bytes_per_file", "materialize_deletions",
                "materialize_deletions_threshold", "defer_index_remap", "num_threads", "batch_size",
                "max_source_fragments", "max_source_rows", "max_source_bytes")
@@ -49,7 +50,7 @@ def _request(method: str, **fields: Any):
     return OPERATIONS[method].request(**fields)
 
 
-def _dataset(ns, table: list[str], version: int | None = None):
+def _dataset(ns, table: list[str]):
     """The table as pylance opens it through the namespace: its commits go through the
     namespace (an implementation-managed table's versions are the namespace's)."""
     import lance
@@ -57,7 +58,7 @@ def _dataset(ns, table: list[str], version: int | None = None):
     from ..datasets import translated
 
     with translated(".".join(table)):
-        return lance.dataset(namespace_client=ns, table_id=list(table), version=version)
+        return lance.dataset(namespace_client=ns, table_id=list(table))
 
 
 def _options(options: dict[str, Any], accepted, what: str) -> dict[str, Any]:
@@ -102,9 +103,9 @@ def create_index(ns, table, name: str, method: str, columns: list[str], options:
     given = _options(options, set(names) | _BUILD_HINTS, f"CREATE INDEX ... USING {method}")
     fields = {names[k]: v for k, v in given.items() if k in names}
     if "distance_type" in fields:
-        distance = _DISTANCES.get(str(fields["distance_type"]).lower())
+        distance = DISTANCE_TYPES.get(str(fields["distance_type"]).lower())
         if distance is None:
-            raise error("InvalidInputError", f"distance_type must be one of {', '.join(_DISTANCES)}")
+            raise error("InvalidInputError", f"distance_type must be one of {', '.join(DISTANCE_TYPES)}")
         fields["distance_type"] = distance
     ns.create_table_index(_request("create_table_index", id=table, column=columns[0], index_type=kind, name=name,
                                    **fields))
@@ -204,7 +205,7 @@ def set_primary_key(ns, table, columns: list[str]) -> list:
 # -- backfill: ADD|UPDATE COLUMNS ... FROM view -----------------------------------------
 
 
-def _source_rows(columns: list[str], schema: str, rows: list[str]) -> "pa.Table":
+def _source_rows(source: str, schema: str, rows: list[str]) -> "pa.Table":
     """The view's rows (JSON lines, as Spark's toJSON writes them) in its columns' Arrow types."""
     import json
 
@@ -230,13 +231,13 @@ def _source_rows(columns: list[str], schema: str, rows: list[str]) -> "pa.Table"
             arrays.append(pa.array(values, field.type))
     data = pa.Table.from_arrays(arrays, schema=target)
     if data.column(ROW_ADDRESS).null_count:
-        raise error("InvalidInputError", "the source's _rowaddr has nulls: every row must name the row it fills")
+        raise error("InvalidInputError", f"{source}'s _rowaddr has nulls: every row must name the row it fills")
     # Spark's BIGINT is Lance's unsigned row address
     return data.set_column(data.schema.get_field_index(ROW_ADDRESS), ROW_ADDRESS,
                            data.column(ROW_ADDRESS).cast(pa.uint64()))
 
 
-def _per_fragment(ds, data):
+def _per_fragment(ds, data, source: str):
     """(fragment, the source's rows of it) for each fragment of ``ds``."""
     import pyarrow.compute as pc
 
@@ -244,12 +245,12 @@ def _per_fragment(ds, data):
     known = {f.fragment_id for f in ds.get_fragments()}
     stray = sorted(set(fragment_of.to_pylist()) - known)
     if stray:
-        raise error("InvalidInputError", f"the source names rows of fragments {stray[:5]} the table does not have")
+        raise error("InvalidInputError", f"{source} names rows of fragments {stray[:5]} the table does not have")
     for fragment in ds.get_fragments():
         yield fragment, data.filter(pc.equal(fragment_of, fragment.fragment_id))
 
 
-def _commit(ns, table, ds, operation) -> None:
+def _commit(table, ds, operation) -> None:
     import lance
 
     from ..datasets import translated
@@ -268,15 +269,15 @@ def add_columns(ns, table, columns: list[str], source: str, schema: str, rows: l
     taken = sorted(set(columns) & set(ds.schema.names))
     if taken:
         raise error("InvalidInputError", f"the table has columns {taken} already (UPDATE COLUMNS changes them)")
-    data = _source_rows(columns, schema, rows)
+    data = _source_rows(source, schema, rows)
     merged, new_schema = [], None
-    for fragment, part in _per_fragment(ds, data):
+    for fragment, part in _per_fragment(ds, data, source):
         if not part.num_rows:  # Lance's join takes no empty side: one row of an address no row has
             nobody = pa.array([(fragment.fragment_id << 32) | 0xFFFFFFFF], pa.uint64())
             part = pa.Table.from_arrays([nobody] + [pa.nulls(1, f.type) for f in part.schema][1:], schema=part.schema)
         metadata, new_schema = fragment.merge(part, left_on=ROW_ADDRESS)
         merged.append(metadata)
-    _commit(ns, table, ds, lance.LanceOperation.Merge(merged, new_schema))
+    _commit(table, ds, lance.LanceOperation.Merge(merged, new_schema))
     return []
 
 
@@ -289,16 +290,16 @@ def update_columns(ns, table, columns: list[str], source: str, schema: str, rows
     missing = sorted(set(columns) - set(ds.schema.names))
     if missing:
         raise error("InvalidInputError", f"the table has no columns {missing} (ADD COLUMNS makes them)")
-    data = _source_rows(columns, schema, rows)
+    data = _source_rows(source, schema, rows)
     # the fields whose values change: Lance drops them from the indexes that cover them
     field_ids = [f.id() for f in ds.lance_schema.fields() if f.name() in columns]
     updated = []
-    for fragment, part in _per_fragment(ds, data):
+    for fragment, part in _per_fragment(ds, data, source):
         if part.num_rows:
             metadata, _ = fragment.update_columns(part, left_on=ROW_ADDRESS)
             updated.append(metadata)
     if updated:
-        _commit(ns, table, ds, lance.LanceOperation.Update(updated_fragments=updated, fields_modified=field_ids))
+        _commit(table, ds, lance.LanceOperation.Update(updated_fragments=updated, fields_modified=field_ids))
     return []
 
 
@@ -319,23 +320,25 @@ def _as_of(ns, table, as_of: dict | None) -> tuple[int | None, str | None]:
 
 
 def create_tag(ns, table, name: str, if_not_exists: bool = False, as_of: dict | None = None) -> list:
-    from ..errors import LanceNamespaceError
+    from ..errors import TableTagAlreadyExistsError
 
-    if if_not_exists and name in _dataset(ns, table).tags.list():
-        return [[name]]
     version, branch = _as_of(ns, table, as_of)
     try:
         ns.create_table_tag(_request("create_table_tag", id=table, tag=name, version=version, branch=branch))
-    except LanceNamespaceError as exc:
-        if not (if_not_exists and "exist" in str(exc).lower()):
+    except TableTagAlreadyExistsError:
+        if not if_not_exists:
             raise
     return [[name]]
 
 
 def drop_tag(ns, table, name: str, if_exists: bool = False) -> list:
-    if if_exists and name not in _dataset(ns, table).tags.list():
-        return [[name]]
-    ns.delete_table_tag(_request("delete_table_tag", id=table, tag=name))
+    from ..errors import TableTagNotFoundError
+
+    try:
+        ns.delete_table_tag(_request("delete_table_tag", id=table, tag=name))
+    except TableTagNotFoundError:
+        if not if_exists:
+            raise
     return [[name]]
 
 
@@ -354,18 +357,26 @@ def show_tags(ns, table) -> list:
 
 
 def create_branch(ns, table, name: str, if_not_exists: bool = False, as_of: dict | None = None) -> list:
-    if if_not_exists and name in _dataset(ns, table).branches.list():
-        return [[name]]
+    from ..errors import TableBranchAlreadyExistsError
+
     version, branch = _as_of(ns, table, as_of)
-    ns.create_table_branch(_request("create_table_branch", id=table, name=name, from_branch=branch,
-                                    from_version=version))
+    try:
+        ns.create_table_branch(_request("create_table_branch", id=table, name=name, from_branch=branch,
+                                        from_version=version))
+    except TableBranchAlreadyExistsError:
+        if not if_not_exists:
+            raise
     return [[name]]
 
 
 def drop_branch(ns, table, name: str, if_exists: bool = False) -> list:
-    if if_exists and name not in _dataset(ns, table).branches.list():
-        return [[name]]
-    ns.delete_table_branch(_request("delete_table_branch", id=table, name=name))
+    from ..errors import TableBranchNotFoundError
+
+    try:
+        ns.delete_table_branch(_request("delete_table_branch", id=table, name=name))
+    except TableBranchNotFoundError:
+        if not if_exists:
+            raise
     return [[name]]
 
 

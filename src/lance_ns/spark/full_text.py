@@ -44,13 +44,17 @@ def query(spec: dict):
     return MatchQuery(spec["query"], spec["column"], **options)
 
 
+def indexed_columns(ds) -> set[str]:
+    """The columns a full-text index of the table covers."""
+    return {name for i in ds.list_indices() if str(i.get("type", "")).lower() in ("inverted", "fts")
+            for name in i.get("fields", [])}
+
+
 def check(ds, spec: dict) -> None:
     """Code 13 before any task runs: a column the table lacks, or one no full-text index covers."""
     if spec["column"] not in ds.schema.names:
         raise error("InvalidInputError", f"lance_match: the table has no column {spec['column']!r}")
-    covered = {name for i in ds.list_indices() if str(i.get("type", "")).lower() in ("inverted", "fts")
-               for name in i.get("fields", [])}
-    if spec["column"] not in covered:
+    if spec["column"] not in indexed_columns(ds):
         raise error("InvalidInputError", f"lance_match: no full-text index covers column {spec['column']!r} "
                                          "(ALTER TABLE ... CREATE INDEX name USING fts (column))")
     query(spec)  # its options

@@ -22,6 +22,10 @@ from typing import Any, Iterator
 
 import pyarrow as pa
 
+from ..dataops import first_vector_column
+from ..datasets import ipc_to_table
+from . import full_text
+from .commands import DISTANCE_TYPES
 from .errors import error
 
 VECTOR, TEXT = "vector_search", "search"
@@ -93,16 +97,14 @@ def result_schema(ds, kind: str, args: dict[str, Any]):
     given = _checked(kind, args)
     columns = _columns(ds, given, kind)
     if kind == VECTOR:
-        column = given.get("vector_column") or _vector_column(ds)
+        column = given.get("vector_column") or first_vector_column(ds)
         if column not in ds.schema.names:
             raise error("InvalidInputError", f"Unknown column {column!r}")
         if given["batch"] and _QUERY_INDEX in ds.schema.names:
             raise error("InvalidInputError", f"the table has a column {_QUERY_INDEX}: a batch search cannot add it")
-    else:
-        types = {str(i.get("type", "")).lower() for i in ds.list_indices()}
-        if "inverted" not in types and "fts" not in types:
-            raise error("InvalidInputError", "SEARCH needs a full-text index on the table "
-                                             "(ALTER TABLE ... CREATE INDEX name USING fts (column))")
+    elif not full_text.indexed_columns(ds):
+        raise error("InvalidInputError", "SEARCH needs a full-text index on the table "
+                                         "(ALTER TABLE ... CREATE INDEX name USING fts (column))")
     table = spark_schema(pa.schema([ds.schema.field(c) for c in columns]))
     fields = list(table.fields)
     fields.append(StructField(_SCORE[kind], FloatType(), True))
@@ -111,12 +113,6 @@ def result_schema(ds, kind: str, args: dict[str, Any]):
     if kind == VECTOR and given["batch"]:
         fields.insert(0, StructField(_QUERY_INDEX, IntegerType(), False))
     return StructType(fields)
-
-
-def _vector_column(ds) -> str:
-    from ..dataops import _vector_column as first_vector_column
-
-    return first_vector_column(ds)
 
 
 def _request(kind: str, table: list[str], given: dict, columns: list[str], vector: list[float] | None):
@@ -132,9 +128,9 @@ def _request(kind: str, table: list[str], given: dict, columns: list[str], vecto
                      "upper_bound", "bypass_vector_index", "fast_search", "prefilter"):
             if given.get(name) is not None:
                 fields[name] = given[name]
-        if fields.get("distance_type"):
-            fields["distance_type"] = {"euclidean": "l2"}.get(str(fields["distance_type"]).lower(),
-                                                              str(fields["distance_type"]).lower())
+        if fields.get("distance_type"):  # lance-spark's spellings (euclidean: l2); others as given, for Lance to judge
+            given_type = str(fields["distance_type"]).lower()
+            fields["distance_type"] = DISTANCE_TYPES.get(given_type, given_type)
     else:
         fields["vector"] = {}  # the protocol's QueryTable always carries one; empty: no vector search
         fields["full_text_query"] = {"string_query": {"query": given["query"],
@@ -152,7 +148,7 @@ def batches(ns, kind: str, table: list[str], args: dict[str, Any], target: pa.Sc
     vectors = given["vectors"] if kind == VECTOR else [None]
     for index, vector in enumerate(vectors):
         answer = ns.query_table(_request(kind, table, given, names, vector))
-        found = _arrow(answer if isinstance(answer, (bytes, bytearray)) else answer.data)
+        found = ipc_to_table(answer if isinstance(answer, (bytes, bytearray)) else answer.data)
         if kind == VECTOR and given["batch"]:
             found = found.add_column(0, _QUERY_INDEX, pa.array([index] * found.num_rows, pa.int32()))
         found = found.select([f.name for f in target])
@@ -160,10 +156,3 @@ def batches(ns, kind: str, table: list[str], args: dict[str, Any], target: pa.Sc
             if batch.num_rows:
                 yield conform(batch, target)
 
-
-def _arrow(data: bytes) -> pa.Table:
-    """QueryTable's answer: Arrow IPC, the file format (the protocol's), or a stream."""
-    try:
-        return pa.ipc.open_file(pa.BufferReader(data)).read_all()
-    except pa.ArrowInvalid:
-        return pa.ipc.open_stream(pa.BufferReader(data)).read_all()

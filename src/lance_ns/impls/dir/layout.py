@@ -63,8 +63,7 @@ def nested_dir_name(oid: str) -> str:
     return f"{random.getrandbits(32):08x}_{oid}"  # (secrets' getrandom call was 9% of a bulk declare)
 
 
-def is_local(root: str) -> bool:
-    return not storage.is_uri(root) or root.startswith("file://")
+is_local = storage.is_local
 
 
 #: concurrent small writes to an object store (Files.write_many)

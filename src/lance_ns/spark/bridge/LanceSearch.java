@@ -145,8 +145,8 @@ final class LanceSearch {
     return v; // Long, Float, Double, Boolean
   }
 
-  /** The search as a table of one scan. */
-  static final class SearchTable implements SupportsRead {
+  /** The search: a table whose one scan is itself, of one partition (nothing to push down or prune). */
+  static final class SearchTable implements SupportsRead, Scan, Batch {
     private final String name;
     private final StructType schema;
     private final String spec;
@@ -175,19 +175,7 @@ final class LanceSearch {
 
     @Override
     public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
-      return () -> new SearchScan(name, schema, spec);
-    }
-  }
-
-  static final class SearchScan implements Scan, Batch {
-    private final String name;
-    private final StructType schema;
-    private final String spec;
-
-    SearchScan(String name, StructType schema, String spec) {
-      this.name = name;
-      this.schema = schema;
-      this.spec = spec;
+      return () -> this;
     }
 
     @Override
