@@ -32,7 +32,8 @@ import pyarrow as pa
 import lance_ns
 from common import timed
 from lance_ns.impls.dir.layout import object_id
-from lance_ns.impls.dir.manifest import SCHEMA, TABLE
+from lance_ns.impls.dir.manifest import SCHEMA
+from lance_ns.impls.dir.view import TABLE
 from lance_ns.server import run_server_in_thread
 from lance_ns.server.ui import pages
 

@@ -11,7 +11,8 @@ from collections import Counter
 import pytest
 
 from lance_ns.impls.dir import compaction, indexes
-from lance_ns.impls.dir.manifest import NAMESPACE, TABLE, Entry, Exists, Manifest
+from lance_ns.impls.dir.manifest import Exists, Manifest
+from lance_ns.impls.dir.view import NAMESPACE, TABLE, Entry
 
 #: one fragment of this many rows: sealed (compaction.SEALED_ROWS), never merged again
 SEALED = 9_000
@@ -24,12 +25,12 @@ def view(m: Manifest) -> dict:
     m.current()
     return {
         "version": m.version,
-        "entries": dict(m._entries._rows),
-        "where": dict(m._where),
-        "fragment ids": dict(m._fragment_ids),
-        "children": {key: list(names) for key, names in m._index().items() if len(names)},
-        "other dirs": +Counter(m._other_dirs if m._other_dirs is not None
-                               else indexes.other_dirs(m._entries.located())),
+        "entries": dict(m.view.entries._rows),
+        "where": dict(m.view._where),
+        "fragment ids": dict(m.view._fragment_ids),
+        "children": {key: list(names) for key, names in m.view.index().items() if len(names)},
+        "other dirs": +Counter(m.view._other_dirs if m.view._other_dirs is not None
+                               else indexes.other_dirs(m.view.entries.located())),
     }
 
 
@@ -47,7 +48,7 @@ def counted(monkeypatch):
         loads[id(self)] += 1
         return plain_load(self, ds, *args)
 
-    from lance_ns.impls.dir import manifest as module
+    from lance_ns.impls.dir import view as module
 
     plain_oids, plain_rows = module._oids_by_key, module._rows
 
@@ -124,7 +125,7 @@ def test_random_changes_elsewhere_leave_the_reader_holding_what_a_fresh_load_hol
         elif what == "namespace":
             writer.insert(Entry(f"ns{next(names)}", NAMESPACE))
         elif what == "delete":  # newer rows, and at most one of a sealed fragment (two: a full load reads less)
-            newer = [oid for oid, _ in writer._entries.kinds() if "$n" in oid or oid.startswith("ns") and "$" not in oid]
+            newer = [oid for oid, _ in writer.view.entries.kinds() if "$n" in oid or oid.startswith("ns") and "$" not in oid]
             newer.remove("ns")
             grown = [f"ns$t{rng.randrange(GROWN):05d}"] * rng.randint(0, 1)
             writer.delete(rng.sample(newer, min(len(newer), rng.randint(1, 20))) + grown)
@@ -149,22 +150,22 @@ def test_a_reader_whose_version_was_cleaned_up_takes_the_rows_it_held_from_memor
     reader.current()
     writer.delete(["other$s0"])
     writer.compact()  # the trailing run merged: the files the reader holds are replaced
-    compaction_files = {compaction.fragment_key(f.metadata) for f in writer._ds.get_fragments()}
+    compaction_files = {compaction.fragment_key(f.metadata) for f in writer.view.ds.get_fragments()}
     from lance_ns.impls.dir.upkeep import cleanup
 
-    cleanup(writer._private(), retain_versions=1)
+    cleanup(writer.loaded_copy(), retain_versions=1)
     with pytest.raises(Exception, match="(?i)not found|no such file"):  # (what the reader would have read)
-        reader._ds.to_table()
+        reader.view.ds.to_table()
     assert view(reader) == fresh_view(tmp_path)
     assert reader.get("other$s0") is None and reader.get("other$s2") is not None
     assert loads[id(reader)] == 1
-    assert set(reader._fragment_ids) == compaction_files
+    assert set(reader.view._fragment_ids) == compaction_files
 
-    reader._where["other$s1"] = None  # (as an insert racing another commit may leave it)
+    reader.view._where["other$s1"] = None  # (as an insert racing another commit may leave it)
     writer.insert_many([Entry(f"other$u{i}", TABLE, f"u{i}.lance") for i in range(40)])
     writer.delete(["other$s1"])
     writer.compact()
-    cleanup(writer._private(), retain_versions=1)
+    cleanup(writer.loaded_copy(), retain_versions=1)
     assert view(reader) == fresh_view(tmp_path)
     assert loads[id(reader)] == 2
 
@@ -188,7 +189,7 @@ def test_a_racing_losers_row_met_outside_an_append_is_left_to_a_full_load(tmp_pa
                    schema=SCHEMA)
     lance.write_dataset(row, writer.uri, mode="append")
     assert reader.get("ns$t00001").location == f"{1:08x}_ns$t00001"  # the first row wins
-    assert reader._duplicates and loads[id(reader)] == 1
+    assert reader.view.duplicates and loads[id(reader)] == 1
     assert view(reader) == fresh_view(tmp_path)
     writer.delete(["ns$t00002"])  # a changed fragment, duplicates held: a full load
     assert view(reader) == fresh_view(tmp_path) and loads[id(reader)] == 2

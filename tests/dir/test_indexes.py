@@ -13,7 +13,8 @@ from sortedcontainers import SortedList
 
 import lance_ns
 from lance_ns.impls.dir import indexes
-from lance_ns.impls.dir.manifest import NAMESPACE, TABLE, Entry, Manifest
+from lance_ns.impls.dir.manifest import Manifest
+from lance_ns.impls.dir.view import NAMESPACE, TABLE, Entry
 
 from .conftest import code
 
@@ -59,7 +60,7 @@ def test_a_load_counts_no_directory_named_after_its_entry(tmp_path):
     m.insert_many([Entry("ns", NAMESPACE)] + [Entry(f"ns$t{i}", TABLE, f"{i:08x}_ns$t{i}") for i in range(500)]
                   + [Entry(f"r{i}", TABLE, f"r{i}.lance") for i in range(500)])
     loaded = _loaded(tmp_path)
-    assert loaded._other_dirs == {}
+    assert loaded.view._other_dirs == {}
     assert loaded.holds_dir("00000007_ns$t7") and loaded.holds_dir("r3.lance") and not loaded.holds_dir("r3")
 
 
@@ -130,7 +131,7 @@ def test_creating_a_root_namespace_after_a_load_reads_no_other_entry(tmp_path):
 
         values = keys = __iter__ = items
 
-    ns.manifest._entries._rows = Walled(ns.manifest._entries._rows)
+    ns.manifest.view.entries._rows = Walled(ns.manifest.view.entries._rows)
     ns.create_namespace({"id": ["b"]})
     assert code(ns.create_namespace, {"id": ["a"]}) == 2
     fresh = lance_ns.connect("dir", {"root": str(tmp_path)})

@@ -13,7 +13,8 @@ from lance_namespace import CreateNamespaceRequest, ListTablesRequest
 import lance_ns
 from lance_ns.impls.dir import compaction
 from lance_ns.impls.dir import upkeep
-from lance_ns.impls.dir.manifest import NAMESPACE, TABLE, Entries, Entry, Exists, Manifest
+from lance_ns.impls.dir.manifest import Exists, Manifest
+from lance_ns.impls.dir.view import NAMESPACE, TABLE, Entries, Entry
 
 
 def test_schema_matches_pylance(tmp_path):
@@ -144,7 +145,7 @@ def test_a_duplicate_committed_during_compaction_never_takes_the_name(tmp_path, 
     assert [f.metadata.physical_rows for f in ds.get_fragments()] == [3, 1], "merged, the loser's row after"
     assert ds.to_table(filter="object_id = 'x'").column("location").to_pylist() == ["winner.lance", "loser.lance"]
     assert Manifest(str(tmp_path), {}).get("x").location == "winner.lance"
-    assert a.get("x").location == "winner.lance" and a.get("y").location == "y.lance" and a._duplicates
+    assert a.get("x").location == "winner.lance" and a.get("y").location == "y.lance" and a.view.duplicates
     a.compact()  # a later compaction sees the duplicate and drops it
     ds = lance.dataset(a.uri)
     assert ds.to_table(filter="object_id = 'x'").column("location").to_pylist() == ["winner.lance"]
@@ -203,10 +204,10 @@ def test_duplicates_present_compact_the_whole_table_in_order(tmp_path, monkeypat
     with pytest.raises(Exists):
         loser.insert(Entry("x", TABLE, "loser.lance"))
     fresh = Manifest(str(tmp_path), {})
-    assert fresh.get("x").location == "winner.lance" and fresh._duplicates
+    assert fresh.get("x").location == "winner.lance" and fresh.view.duplicates
     fresh.compact()
     rows = lance.dataset(a.uri).to_table(filter="object_id = 'x'")
-    assert rows.column("location").to_pylist() == ["winner.lance"] and not fresh._duplicates
+    assert rows.column("location").to_pylist() == ["winner.lance"] and not fresh.view.duplicates
 
 
 @pytest.fixture
@@ -257,7 +258,7 @@ def test_a_commit_that_a_full_compaction_overtook_lands(tmp_path, change):
     b.refresh()
     real, calls = b.refresh, []
     b.refresh = lambda: real() if calls.append(1) or len(calls) > 1 else None  # stale on the first try
-    a._duplicates = True  # as after a racing loser: the whole table is rewritten
+    a.view.duplicates = True  # as after a racing loser: the whole table is rewritten
     a.compact()
     if change == "insert":
         b.insert(Entry("y", TABLE, "y.lance"))
@@ -367,7 +368,7 @@ def test_a_delete_reads_only_the_fragment_holding_the_row(tmp_path, monkeypatch)
     assert fresh.get("new4") is None and fresh.get("new2").location == "new2.lance"
     assert len(fresh.children("", TABLE)) == 300 + 5 + 1 - 5
 
-    m._where["big0001"] = m._where["new0"]  # a wrong record: the row is not there
+    m.view._where["big0001"] = m.view._where["new0"]  # a wrong record: the row is not there
     assert m.delete(["big0001"]) == 1 and scans == ["object_id IN ('big0001')"]
     assert Manifest(str(tmp_path), {}).get("big0001") is None
 
@@ -398,7 +399,7 @@ def test_a_delete_opens_the_fragment_it_needs_not_every_fragments_metadata(tmp_p
         assert m.delete([oid]) == 1 and len(keys_read) == 1, oid
     other = Manifest(str(tmp_path), {}, compact_every=0)
     other.refresh()
-    other._duplicates = True  # another process rewrites the whole table: every id is new
+    other.view.duplicates = True  # another process rewrites the whole table: every id is new
     other.compact()
     fragments = len(lance.dataset(m.uri).get_fragments())
     keys_read.clear()
@@ -554,7 +555,7 @@ def test_a_namespaces_descendants_are_found_without_a_scan_of_the_manifest(tmp_p
                    Entry("a$t2", TABLE, "x2"), Entry("ab", NAMESPACE), Entry("ab$t3", TABLE, "x3")]
                   + [Entry(f"other{i}", NAMESPACE) for i in range(50)])
     m.children("", NAMESPACE)  # the index, as after the first listing
-    m._index()
+    m.view.index()
 
     class NoScans(Entries):
         def of_kind(self, *args):
@@ -563,8 +564,8 @@ def test_a_namespaces_descendants_are_found_without_a_scan_of_the_manifest(tmp_p
         kinds = located = of_kind
 
     scanless = NoScans()
-    scanless._rows = m._entries._rows
-    m._entries = scanless
+    scanless._rows = m.view.entries._rows
+    m.view.entries = scanless
     assert sorted(e.object_id for e in m.descendants("a")) == ["a$b", "a$b$t1", "a$t2"]
     assert [e.object_id for e in m.descendants("ab")] == ["ab$t3"]
     assert m.descendants("other7") == [] and m.descendants("") == []
@@ -581,7 +582,7 @@ def test_the_garbage_collector_never_walks_the_entries(tmp_path):
     assert loaded.get("t7") == Entry("t7", TABLE, "t7.lance", {"team": "ml"})
     loaded.insert_many([Entry("u1", TABLE, "u1.lance", {"a": "b"}), Entry("u2", TABLE, "u2.lance")])
     loaded.insert(Entry("n", NAMESPACE, None, {"owner": "x"}))
-    assert not gc.is_tracked(loaded._entries._rows) and not gc.is_tracked(loaded._where)
+    assert not gc.is_tracked(loaded.view.entries._rows) and not gc.is_tracked(loaded.view._where)
     assert loaded.get("t8").properties is None and len(loaded.entries(TABLE)) == 1002
     assert loaded.get("u1") == Entry("u1", TABLE, "u1.lance", {"a": "b"})
     assert loaded.get("n") == Entry("n", NAMESPACE, None, {"owner": "x"})
@@ -621,7 +622,7 @@ def test_what_a_writer_holds_is_what_a_reader_loads(tmp_path):
     writer.current()  # loads what the other appended
     fresh = Manifest(str(tmp_path), {})
     fresh.current()
-    assert writer._entries._rows == fresh._entries._rows
+    assert writer.view.entries._rows == fresh.view.entries._rows
     assert writer.get("t$a").properties == {"a": "1", "b": "2"}
     assert writer.get("t$later").properties == {"z": "9"}
     assert writer.get("t$empty").properties is None and writer.get("t$none").properties is None

@@ -8,7 +8,8 @@ import uuid
 import pytest
 
 import lance_ns
-from lance_ns.impls.dir.manifest import NAMESPACE, TABLE, Entry, Exists, Manifest
+from lance_ns.impls.dir.manifest import Exists, Manifest
+from lance_ns.impls.dir.view import NAMESPACE, TABLE, Entry
 from tests.services.moto import moto_bucket
 
 from .conftest import code, ipc, sample

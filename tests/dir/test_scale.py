@@ -23,6 +23,7 @@ import pytest
 import lance_ns
 from lance_ns.impls.dir import compaction
 from lance_ns.impls.dir import manifest as manifest_module
+from lance_ns.impls.dir import view as view_module
 from lance_ns.datasets import table_to_ipc_stream
 
 pytestmark = pytest.mark.slow
@@ -52,7 +53,7 @@ def counted(monkeypatch):
     def load(self, ds, *args):
         plain_load(self, ds, *args)
         counts["full loads"] += 1
-        counts["rows loaded"] += len(self._entries)
+        counts["rows loaded"] += len(self.view.entries)
 
     def refresh(self):
         counts["version checks"] += 1
@@ -73,14 +74,14 @@ def counted(monkeypatch):
 
     monkeypatch.setattr(lance.fragment.LanceFragment, "delete", fragment_delete)
     monkeypatch.setattr(lance.LanceDataset, "delete", table_delete)
-    plain_oids = manifest_module._oids_by_key
+    plain_oids = view_module._oids_by_key
 
     def oids_by_key(ds, fragments):  # what another process's change is read by, besides whole rows
         found = plain_oids(ds, fragments)
         counts["object ids of another's change read"] += len(found)
         return found
 
-    monkeypatch.setattr(manifest_module, "_oids_by_key", oids_by_key)
+    monkeypatch.setattr(view_module, "_oids_by_key", oids_by_key)
     monkeypatch.setattr(Manifest, "_load", load)
     monkeypatch.setattr(Manifest, "refresh", refresh)
     monkeypatch.setattr(lance.fragment, "write_fragments", write_fragments)

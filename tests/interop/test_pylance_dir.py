@@ -279,7 +279,8 @@ def test_a_root_with_version_rows_in_its_manifest_is_moved_out_when_opened(tmp_p
     version store, the history stays whole, and pylance can write the root again."""
     import json
 
-    from lance_ns.impls.dir.manifest import TABLE_VERSION, Entry, Manifest
+    from lance_ns.impls.dir.manifest import Manifest
+    from lance_ns.impls.dir.view import TABLE_VERSION, Entry
 
     ours = _ours_managed(tmp_path)
     described = ours.describe_table(DescribeTableRequest(id=["io", "it"]))

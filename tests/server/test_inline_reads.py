@@ -59,7 +59,7 @@ def test_a_read_waiting_on_a_commit_runs_on_a_thread_and_the_loop_stays_free(lak
     call goes to a backend thread instead while the loop answers /health at once."""
     with run_server_in_thread(lake, log_requests=False, ui=False) as srv:
         answers: list[httpx.Response] = []
-        lake.manifest._lock.acquire()  # as a commit in progress does
+        lake.manifest.writers_lock.acquire()  # as a commit in progress does
         try:
             reader = threading.Thread(
                 target=lambda: answers.append(httpx.get(f"{srv.url}/v1/namespace/db/table/list", timeout=30)))
@@ -71,7 +71,7 @@ def test_a_read_waiting_on_a_commit_runs_on_a_thread_and_the_loop_stays_free(lak
             assert reader.is_alive()  # still waiting for the lock, on a thread
             lake.declare_table({"id": ["db", "u"]})  # same thread: the lock is re-entrant
         finally:
-            lake.manifest._lock.release()
+            lake.manifest.writers_lock.release()
         reader.join(30)
         assert answers and answers[0].status_code == 200
         assert answers[0].json()["tables"] == ["t", "u"]  # the commit it waited for is seen

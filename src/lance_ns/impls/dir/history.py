@@ -18,7 +18,8 @@ from dataclasses import replace
 from ...catalog.entry import is_managed
 from ...errors import TableNotFoundError
 from ...identifiers import to_string
-from .manifest import TABLE_VERSION, Entry, Exists
+from .manifest import Exists
+from .view import TABLE_VERSION, Entry
 
 log = logging.getLogger(__name__)
 

@@ -88,7 +88,8 @@ from .layout import (
     object_id,
 )
 from .history import HISTORY_KEY, VersionStoreHistory, history_id
-from .manifest import NAMESPACE, TABLE, Entry, Exists, Manifest
+from .manifest import Exists, Manifest
+from .view import NAMESPACE, TABLE, Entry
 
 log = logging.getLogger(__name__)
 
