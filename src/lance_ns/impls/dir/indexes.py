@@ -1,7 +1,7 @@
 """What the manifest's in-memory view indexes besides its entries: the children of each
 namespace, sorted, and the root directories entries live in.  Both are built from a
 loaded manifest without a pass over every entry that costs a request seconds at a million
-tables, and kept up to date by each write (:meth:`.manifest.Manifest._put` and ``_drop``).
+tables, and kept up to date by each change of the view (:class:`.view.ManifestView`).
 
 * Children: (parent, kind) -> sorted names.  A parent of few children holds a
   :class:`FewNames` (a sorted list), a larger one a ``SortedList``: at 100,000 namespaces

@@ -139,7 +139,7 @@ def cleanup(ds, retain_versions: int) -> None:
     before this ran between compactions too its versions piled up (a describe at 1M tables
     cost 2.4x its cost at 1k)."""
     try:
-        # Readers lagging further behind than this reopen and retry (see Manifest._load).
+        # Readers lagging further behind than this reopen and retry (see ManifestView.load).
         ds.cleanup_old_versions(retain_versions=retain_versions, error_if_tagged_old_versions=False)
     except Exception as e:  # noqa: BLE001 - old versions are only space
         log.warning("manifest cleanup of %s failed: %s", ds.uri, e)
