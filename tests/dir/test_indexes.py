@@ -78,6 +78,32 @@ def test_a_root_directory_holding_a_registered_table_is_not_a_table_of_its_own(t
         assert view.list_tables({"id": ["a"]}).tables == ["inner"]
 
 
+def test_a_table_written_at_the_root_is_listed_by_the_next_listing_and_a_still_root_is_not_scanned_again(
+        tmp_path, monkeypatch):
+    """The root's listing is cached while the root directory's stamp is unchanged
+    (lance_ns.directory_stamp): a table pylance writes there right after a listing, in the same
+    clock tick, is in the next one; a root that stays still is not scanned again."""
+    import time
+
+    import lance
+
+    from lance_ns import directory_stamp
+
+    monkeypatch.setattr(directory_stamp, "RACY_NS", 50_000_000)
+    ns = lance_ns.connect("dir", {"root": str(tmp_path)})
+    lance.write_dataset(pa.table({"x": [1]}), str(tmp_path / "t0.lance"))
+    for i in range(1, 8):
+        assert f"t{i - 1}" in ns.list_tables({"id": []}).tables
+        lance.write_dataset(pa.table({"x": [1]}), str(tmp_path / f"t{i}.lance"))
+        assert f"t{i}" in ns.list_tables({"id": []}).tables
+    time.sleep(0.1)
+    scans, plain = [], ns._scan_root
+    monkeypatch.setattr(ns, "_scan_root", lambda: scans.append(1) or plain())
+    for _ in range(20):
+        assert len(ns.list_tables({"id": []}).tables) == 8
+    assert len(scans) <= 1  # at most the listing that finds the root still; none after it
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["add", "discard"]), st.text("abc", max_size=3)), max_size=80))
 def test_few_names_answer_as_a_sorted_list_does(ops):

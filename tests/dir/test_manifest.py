@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import os
 import threading
+import time
 
 import lance
 import pytest
@@ -721,3 +722,61 @@ def test_a_creation_overtaken_by_another_never_overwrites_it(tmp_path, monkeypat
     ds = lance.dataset(fresh.uri)
     kinds = [type(t.operation).__name__ for t in ds.get_transactions(ds.version) if t is not None]
     assert kinds.count("Overwrite") == 1, kinds
+
+
+@pytest.fixture
+def listings(monkeypatch):
+    """The listings of ``_versions/`` reads make (each check of the latest version), counted;
+    and a racy window short enough to wait out (lance_ns.directory_stamp)."""
+    from lance_ns import directory_stamp
+    from lance_ns.impls.dir import manifest as module
+
+    monkeypatch.setattr(directory_stamp, "RACY_NS", 50_000_000)
+    counted = []
+    plain = module._latest_version
+    monkeypatch.setattr(module, "_latest_version", lambda ds, *a: counted.append(1) or plain(ds, *a))
+    return counted
+
+
+def test_a_quiet_manifest_is_read_without_listing_its_versions(tmp_path, listings):
+    """On local disk a read checks ``_versions/`` by one stat(): while no commit lands, reads
+    list nothing; the next commit, another writer's, is seen by the very next read."""
+    writer, reader = Manifest(str(tmp_path), {}), Manifest(str(tmp_path), {})
+    writer.insert(Entry("a", NAMESPACE))
+    time.sleep(0.1)
+    assert reader.get("a") is not None
+    listings.clear()
+    reader.get("a")  # the check that finds the directory still: trusted from here
+    for _ in range(50):
+        assert reader.get("a") is not None and reader.get("b") is None
+    assert len(listings) <= 1
+    writer.insert(Entry("b", NAMESPACE))
+    listings.clear()
+    assert reader.get("b") == Entry("b", NAMESPACE)
+    assert listings  # (listed again: once outside the lock, once under it)
+
+
+def test_a_commit_in_the_tick_of_a_check_is_seen(tmp_path, listings):
+    """A directory changed within the window is listed on every read, so a commit landing in
+    the same clock tick as the previous check is never missed."""
+    writer, reader = Manifest(str(tmp_path), {}), Manifest(str(tmp_path), {})
+    writer.insert(Entry("a", NAMESPACE))
+    for i in range(20):
+        assert reader.get(f"n{i}") is None
+        writer.insert(Entry(f"n{i}", NAMESPACE))
+        assert reader.get(f"n{i}") == Entry(f"n{i}", NAMESPACE)
+
+
+def test_another_process_commit_is_seen_by_the_next_read(tmp_path, listings):
+    import subprocess
+    import sys
+
+    reader = Manifest(str(tmp_path), {})
+    Manifest(str(tmp_path), {}).insert(Entry("a", NAMESPACE))
+    time.sleep(0.1)
+    reader.get("a")
+    reader.get("a")  # trusted now
+    code = ("import sys; from lance_ns.impls.dir.manifest import Manifest; from lance_ns.impls.dir.view import Entry; "
+            "Manifest(sys.argv[1], {}).insert(Entry('from-elsewhere', 'namespace'))")
+    subprocess.run([sys.executable, "-c", code, str(tmp_path)], check=True)
+    assert reader.get("from-elsewhere") == Entry("from-elsewhere", NAMESPACE)

@@ -198,14 +198,6 @@ class Files:
         """Whether a table directory holds Lance data (any committed version)."""
         return any(not d for _, d in self.list_dir(storage.join(location, VERSIONS_DIR)))
 
-    def mtime(self, location: str) -> float | None:
-        if not self.local:
-            return None
-        try:
-            return os.stat(self.local_path(location)).st_mtime_ns
-        except FileNotFoundError:
-            return None
-
 
 class MarkerWriter:
     """The marker files of a bulk declaration: ``add`` each as its table is planned,

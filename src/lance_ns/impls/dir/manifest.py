@@ -11,7 +11,8 @@ Where this one differs is how it keeps the table:
   table's latest version moved (one cheap version check per call), by reading
   the fragments another process's commit changed (:meth:`.view.ManifestView.follow`),
   so paging and describe never re-scan it.  That check is a listing of ``_versions/``: on
-  local disk a directory read, on object storage a LIST request; ``staleness``
+  local disk a directory read (skipped, for reads, while one ``stat()`` shows the directory
+  unchanged since the last: :mod:`lance_ns.directory_stamp`), on object storage a LIST request; ``staleness``
   (the namespace's ``manifest_staleness_ms``, default 0) lets reads skip it for
   that long after the last one, trading freshness for fewer LISTs.  Writes
   always check, and this process's own writes are seen at once either way;
@@ -37,6 +38,7 @@ import atexit
 import contextlib
 import json
 import logging
+import os
 import threading
 import time
 import weakref
@@ -46,6 +48,7 @@ import pyarrow as pa
 
 from ... import storage
 from ...base import refuse_blocking
+from ...directory_stamp import DirectoryStamp
 from ...errors import ConcurrentModificationError, UnsupportedOperationError
 from ...paging import SortedNames
 from . import compaction
@@ -141,6 +144,9 @@ class Manifest:
         self._checked_at = float("-inf")  # time.monotonic() of the last version check
         #: on object storage the version check is a LIST request: never made on the server's event loop
         self.remote = remote
+        #: on local disk, the stamp of ``_versions/``: a read that finds it unchanged since the
+        #: last version check needs no listing (:mod:`lance_ns.directory_stamp` says when that holds)
+        self._versions_stamp = None if remote else DirectoryStamp(os.path.join(self.uri, "_versions"))
         self._checked_once = threading.local()  # one_check(): this thread's reads check no more
         #: a new process answers its first describe by a scan for the one row (:meth:`_cold_get`)
         #: when the manifest holds COLD_LOOKUP_ROWS rows or more
@@ -170,7 +176,18 @@ class Manifest:
             return
         if self.remote:
             refuse_blocking("checking __manifest's latest version on object storage")
+        stamp = self._versions_stamp
+        if stamp is None:
+            self.refresh()
+            return
+        view = self.view
+        if view.ds is not None and stamp.unchanged(view.version):  # no version committed since the last check
+            if self._legacy_versions:
+                self._move_out_versions()
+            return
+        token = stamp.before_listing()
         self.refresh()
+        stamp.after_listing(token, self.view.version)
 
     @contextlib.contextmanager
     def one_check(self):

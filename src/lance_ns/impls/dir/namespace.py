@@ -61,6 +61,7 @@ from ... import storage
 from ...base import refuse_blocking
 from ...catalog import CatalogNamespace
 from ...catalog.entry import CatalogTable, is_managed, overlaps
+from ...directory_stamp import DirectoryStamp
 from ...errors import (
     ConcurrentModificationError,
     InvalidInputError,
@@ -165,8 +166,10 @@ class DirectoryNamespace(CatalogNamespace):
             self.manifest.move_versions_to = self.history.adopt
         self._listing_lock = threading.Lock()
         self._abs_cache: dict[str, str] = {}  # stored location -> absolute
-        # (manifest version, dir key, time, sorted names, listed name -> location)
+        # (manifest version, time, sorted names, listed name -> location)
         self._listing: tuple | None = None
+        #: on local disk the root's stamp: the cached listing holds while it is unchanged
+        self._root_stamp = DirectoryStamp(self.root) if self.local else None
         self._paging = threading.local()
 
     @property
@@ -309,21 +312,23 @@ class DirectoryNamespace(CatalogNamespace):
         if self.manifest is not None:
             self.manifest.current()
             mversion = self.manifest.version
-        key = self.files.mtime(self.root) if self.local else None
         now = time.monotonic()
         cached = self._listing
         if cached and cached[0] == mversion:
-            if self.local and cached[1] == key:
-                return cached[3], cached[4]
-            if not self.local and (now - cached[2] < (CONTINUATION_TTL if continuation else 1.0)):
-                return cached[3], cached[4]
+            if self._root_stamp is not None and self._root_stamp.unchanged(mversion):
+                return cached[2], cached[3]
+            if not self.local and (now - cached[1] < (CONTINUATION_TTL if continuation else 1.0)):
+                return cached[2], cached[3]
         refuse_blocking("listing the root directory")
         with self._listing_lock:
+            token = self._root_stamp.before_listing() if self._root_stamp is not None else None
             names = set(self.manifest.children("", TABLE)) if self.manifest else set()
             listed = self._scan_root() if self.dir_listing_enabled else {}
             listed = {n: loc for n, loc in listed.items() if n not in names}
             listing = sorted(names | set(listed))
-            self._listing = (mversion, key, now, listing, listed)
+            self._listing = (mversion, now, listing, listed)
+            if token is not None:
+                self._root_stamp.after_listing(token, mversion)
             return listing, listed
 
     def _scan_root(self) -> dict[str, str]:
