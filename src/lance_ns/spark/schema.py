@@ -9,6 +9,8 @@ normalised first (large and fixed-size variants to the plain ones).
 
 from __future__ import annotations
 
+import inspect
+
 import pyarrow as pa
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StructType
@@ -39,6 +41,11 @@ def spark_schema(schema: pa.Schema) -> StructType:
     return from_arrow_schema(pa.schema([_plain_field(f) for f in schema]))
 
 
+#: how this pyspark asks for timestamps in UTC: ``timezone="UTC"`` (4.2 on), ``timestamp_utc=True`` (4.1)
+_UTC = ({"timezone": "UTC"} if "timezone" in inspect.signature(to_arrow_schema).parameters
+        else {"timestamp_utc": True})
+
+
 def arrow_target(schema: StructType) -> pa.Schema:
     """The Arrow schema Spark expects for ``schema`` (its Python sources use UTC)."""
-    return to_arrow_schema(schema, timezone="UTC")
+    return to_arrow_schema(schema, **_UTC)

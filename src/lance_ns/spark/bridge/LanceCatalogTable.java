@@ -308,7 +308,7 @@ final class LanceCatalogTable
       return new WriteBuilder() {
         @Override
         public Write build() {
-          return new BufferedWrite(replace.build());
+          return new BufferedWrite(replace.build(), info.schema());
         }
       };
     }

@@ -1,0 +1,79 @@
+"""The supported pyspark range, as the ``spark`` extra in pyproject.toml states it, tested at
+both ends: the newest minor it allows is the one the whole suite runs on (what ``pip install
+lance-ns[spark]`` resolves to), and the oldest, installed beside it, builds the bridge jar and
+passes a smoke subset of the catalog suite (tests/spark/smoke_job.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+
+
+def _spark_range() -> tuple[tuple[int, int], tuple[int, int]]:
+    """(oldest minor, first minor not supported) of the ``spark`` extra's pyspark requirement."""
+    extra = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]["spark"]
+    spec = next(r for r in extra if r.startswith("pyspark"))
+    low = re.search(r">=\s*(\d+)\.(\d+)", spec)
+    high = re.search(r"<\s*(\d+)\.(\d+)", spec)
+    assert low and high, f"the spark extra states no range of minors: {spec!r}"
+    return (int(low[1]), int(low[2])), (int(high[1]), int(high[2]))
+
+
+def _minor(version: str) -> tuple[int, int]:
+    major, minor = version.split(".")[:2]
+    return int(major), int(minor)
+
+
+def test_the_suite_runs_on_the_newest_supported_minor():
+    import pyspark
+
+    oldest, beyond = _spark_range()
+    assert oldest <= _minor(pyspark.__version__) < beyond
+    # the newest minor below the bound: what a fresh install resolves to
+    assert _minor(pyspark.__version__) == (beyond[0], beyond[1] - 1), (pyspark.__version__, beyond)
+
+
+def _installed_oldest(oldest: tuple[int, int]) -> Path:
+    """The newest release of the oldest supported minor, installed on its own (cached)."""
+    base = Path(os.environ.get("LANCE_NS_CACHE") or Path.home() / ".cache" / "lance-ns") / "pyspark-range"
+    target = base / f"{oldest[0]}.{oldest[1]}"
+    if not (target / "pyspark" / "version.py").exists():
+        target.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(
+            [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target),
+             f"pyspark=={oldest[0]}.{oldest[1]}.*"],
+            capture_output=True, text=True, timeout=600)
+        if done.returncode:
+            pytest.fail(f"pip could not install pyspark {oldest[0]}.{oldest[1]}: {done.stderr[-2000:]}")
+    return target
+
+
+def test_the_oldest_supported_minor_builds_the_bridge_and_passes_the_smoke_subset(tmp_path):
+    oldest, _ = _spark_range()
+    target = _installed_oldest(oldest)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(target), str(REPO / "src")]),
+           "LANCE_NS_CACHE": str(tmp_path / "cache")}  # the jar built here, for this Spark
+    env.pop("SPARK_HOME", None)
+    done = subprocess.run([sys.executable, str(REPO / "tests" / "spark" / "smoke_job.py"), str(tmp_path / "lake")],
+                          env=env, capture_output=True, text=True, timeout=600)
+    line = next((x for x in done.stdout.splitlines() if x.startswith("RESULT ")), None)
+    assert line is not None, f"the smoke job failed (exit {done.returncode}): {done.stderr[-4000:]}"
+    result = json.loads(line[len("RESULT "):])
+    assert _minor(result["pyspark"]) == oldest, result["pyspark"]
+    assert result["jar"] and list((tmp_path / "cache").glob("lance-ns-spark-*.jar"))
+    assert result["filtered"] == [2, 3, 4] and result["count"] == 4
+    expected = [[1, "a", 1.5], [2, "b", 25.0], [3, "C", 3.5], [5, "e", 0.5]]
+    assert result["rows"] == expected and result["pylance"] == expected
+    assert result["copied"] == [1, 2]  # (CTAS after the MERGE: ids below 3)
+    assert result["indexes"] == [["by_id", "btree"]]
+    assert result["jvm_scan"], "format('lance') did not read through the bridge jar"
