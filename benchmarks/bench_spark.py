@@ -70,8 +70,8 @@ local[2] on 2 shared cores; see the printed table of a run for figures):
 * reads: both push the same things: column pruning, the id range filter
   (lance-spark reports it fully handled, so Spark drops its own Filter; ours
   keeps Spark's Filter above the scan, on the 100 rows that remain) and
-  ``count(*)`` (lance-spark answers it as a LocalTableScan at planning, ours
-  as a one-row partition from the manifest's count, no column read).  Ours
+  ``count(*)`` (both answer it as a LocalTableScan at planning, from the
+  fragments' row counts; until 2026-12 ours ran a one-row task).  Ours
   pays two or three round trips to a Python bridge worker per query (the
   catalog's loadTable, filters, plan: ~20 ms more planning than parquet's,
   about what lance-spark's JNI calls cost) and hands Arrow IPC batches from that worker to

@@ -33,7 +33,7 @@ def still(seconds: float = WINDOW_NS * 2 / 1e9) -> None:
 
 
 def test_the_filesystem_is_the_longest_mount_point_holding_the_path():
-    assert filesystem_type("/work/x", MOUNTINFO) == "overlay"
+    assert filesystem_type("/srv/x", MOUNTINFO) == "overlay"
     assert filesystem_type("/mnt/lake/t", MOUNTINFO) == "nfs4"
     assert filesystem_type("/mnt/lake/fast/t", MOUNTINFO) == "ext4"
     assert filesystem_type("/mnt/lakehouse", MOUNTINFO) == "overlay"  # a prefix of a name is no mount point

@@ -15,6 +15,7 @@ import org.apache.spark.sql.connector.catalog.TableProvider;
 import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.connector.read.Batch;
 import org.apache.spark.sql.connector.read.InputPartition;
+import org.apache.spark.sql.connector.read.LocalScan;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
@@ -40,6 +41,8 @@ import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 
 /**
  * The JVM side of the {@code lance} format: batch reads hand Spark whole
@@ -252,7 +255,8 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
     /**
      * COUNT(*) without GROUP BY or filter (Spark offers it only when no
      * filter stays above the scan) is the live row count of the version's
-     * fragments, from the manifest: no column is read.
+     * fragments, from the manifest, answered at planning ({@link LanceCount}):
+     * no column is read and no task runs.
      */
     @Override
     public boolean pushAggregation(Aggregation aggregation) {
@@ -276,7 +280,65 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
 
     @Override
     public Scan build() {
-      return new LanceScan(readSchema, version, options, filterSql, fullText, source, python, countStars);
+      if (countStars > 0) {
+        return new LanceCount(readSchema, version, options, countStars);
+      }
+      return new LanceScan(readSchema, version, options, filterSql, fullText, source, python);
+    }
+  }
+
+  /** The plan request of a scan: what Python's bridge worker plans it from ({@code op: plan}). */
+  static Map<String, Object> planRequest(
+      CaseInsensitiveStringMap options, StructType schema, String filterSql, Map<String, Object> fullText, Long version) {
+    Map<String, Object> request = new HashMap<>();
+    request.put("op", "plan");
+    request.put("options", options.asCaseSensitiveMap());
+    request.put("schema", schema.json());
+    request.put("filter", filterSql);
+    request.put("full_text", fullText);
+    request.put("version", version);
+    return request;
+  }
+
+  /**
+   * Pushed COUNT(*)s: one row, each column the live row count of the version the query reads,
+   * from its fragments' metadata.  A {@link LocalScan}: Spark answers the query from this row
+   * at planning (a LocalTableScan), as lance-spark does, where a scan would start a task.
+   */
+  static final class LanceCount implements LocalScan {
+    private final StructType readSchema;
+    private final Long version;
+    private final CaseInsensitiveStringMap options;
+    private final int countStars;
+
+    LanceCount(StructType readSchema, Long version, CaseInsensitiveStringMap options, int countStars) {
+      this.readSchema = readSchema;
+      this.version = version;
+      this.options = options;
+      this.countStars = countStars;
+    }
+
+    @Override
+    public StructType readSchema() {
+      return readSchema;
+    }
+
+    @Override
+    public String description() {
+      return "lance " + options.getOrDefault("path", "") + " count(*) from metadata";
+    }
+
+    @Override
+    public InternalRow[] rows() {
+      Map<String, Object> reply;
+      try {
+        reply = Workers.call(planRequest(options, new StructType(), null, null, version));
+      } catch (Workers.WorkerError e) { // what the query asks of the table, refused at planning
+        throw LanceSqlExtensions.analysisError(description() + ": " + e.getMessage(), e);
+      }
+      Object[] counts = new Object[countStars];
+      java.util.Arrays.fill(counts, ((Number) reply.get("rows")).longValue());
+      return new InternalRow[] {new GenericInternalRow(counts)};
     }
   }
 
@@ -289,7 +351,6 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
     private final PythonDataSourceV2 source;
     private final SupportsRead python;
     private InputPartition[] partitions;
-    private final int countStars;
     private long rows;
     private long bytes;
 
@@ -300,9 +361,7 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
         String filterSql,
         Map<String, Object> fullText,
         PythonDataSourceV2 source,
-        SupportsRead python,
-        int countStars) {
-      this.countStars = countStars;
+        SupportsRead python) {
       this.fullText = fullText;
       this.readSchema = readSchema;
       this.version = version;
@@ -335,25 +394,14 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
     @Override
     public synchronized InputPartition[] planInputPartitions() {
       if (partitions == null) {
-        Map<String, Object> request = new HashMap<>();
-        request.put("op", "plan");
-        request.put("options", options.asCaseSensitiveMap());
-        request.put("schema", (countStars > 0 ? new StructType() : readSchema).json());
-        request.put("filter", filterSql);
-        request.put("full_text", fullText);
-        request.put("version", version);
         Map<String, Object> reply;
         try {
-          reply = Workers.call(request);
+          reply = Workers.call(planRequest(options, readSchema, filterSql, fullText, version));
         } catch (Workers.WorkerError e) { // what the query asks of the table, refused before any task
           throw LanceSqlExtensions.analysisError(description() + ": " + e.getMessage(), e);
         }
         rows = ((Number) reply.get("rows")).longValue();
         bytes = ((Number) reply.get("bytes")).longValue();
-        if (countStars > 0) {
-          partitions = new InputPartition[] {new LanceReaders.Count(rows, countStars)};
-          return partitions;
-        }
         List<?> planned = (List<?>) reply.get("partitions");
         partitions = new InputPartition[planned.size()];
         for (int i = 0; i < partitions.length; i++) {
@@ -374,12 +422,12 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
       return new Statistics() {
         @Override
         public OptionalLong sizeInBytes() {
-          return OptionalLong.of(countStars > 0 ? 8L * countStars : bytes);
+          return OptionalLong.of(bytes);
         }
 
         @Override
         public OptionalLong numRows() {
-          return OptionalLong.of(countStars > 0 ? 1 : rows);
+          return OptionalLong.of(rows);
         }
       };
     }

@@ -12,8 +12,6 @@ import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
-import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
-import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.vectorized.ArrowColumnVector;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
@@ -32,18 +30,6 @@ final class LanceReaders {
     }
   }
 
-  /** The answer of pushed COUNT(*)s: one row, the count in each column. */
-  static final class Count implements InputPartition {
-    private static final long serialVersionUID = 1L;
-    final long rows;
-    final int columns;
-
-    Count(long rows, int columns) {
-      this.rows = rows;
-      this.columns = columns;
-    }
-  }
-
   static final class Factory implements PartitionReaderFactory {
     private static final long serialVersionUID = 1L;
 
@@ -59,41 +45,8 @@ final class LanceReaders {
 
     @Override
     public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition partition) {
-      if (partition instanceof Count) {
-        return new CountReader((Count) partition);
-      }
       return new ColumnarReader(((Partition) partition).spec);
     }
-  }
-
-  static final class CountReader implements PartitionReader<ColumnarBatch> {
-    private final Count count;
-    private boolean done;
-
-    CountReader(Count count) {
-      this.count = count;
-    }
-
-    @Override
-    public boolean next() {
-      boolean first = !done;
-      done = true;
-      return first;
-    }
-
-    @Override
-    public ColumnarBatch get() {
-      ColumnVector[] columns = new ColumnVector[count.columns];
-      for (int i = 0; i < columns.length; i++) {
-        OnHeapColumnVector v = new OnHeapColumnVector(1, DataTypes.LongType);
-        v.putLong(0, count.rows);
-        columns[i] = v;
-      }
-      return new ColumnarBatch(columns, 1);
-    }
-
-    @Override
-    public void close() {}
   }
 
   /**
