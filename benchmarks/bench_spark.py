@@ -56,8 +56,9 @@ comparison) and ``impl=rest`` against ``lance-ns serve`` ("lance-spark rest",
 "normalised" = (ours / parquet on Spark 4) / (lance-spark / parquet on
 Spark 3.5) takes the two Sparks' own speed out of ours / lance-spark.
 Ratios there are of *times*, ours over theirs: < 1 means ours is faster.
-Goals (the issue): ours at most lance-spark's time on every op, and at most
-1.5x parquet's faster path on ``sum(x)`` and INSERT.
+Goals (issue 54): ours at most lance-spark's time on every op, normalised by each
+Spark's parquet; writes and INSERT at least 2x parquet's throughput, ``sum(x)`` at
+least 1.5x (the printed goal lines say so).
 
 Where ours is slower than lance-spark, and why (measured 2026-11, 1M rows,
 local[2] on 2 shared cores; see the printed table of a run for figures):
@@ -94,12 +95,15 @@ import argparse
 import contextlib
 import shutil
 import statistics
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 from common import timed
 from spark_ops import FILTERED, OPS, source, system
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository: tests.services (lance-spark, the cluster)
 
 
 def _floor_source(rows: int):
@@ -197,9 +201,6 @@ def start_lance_spark(args, scratch: Path, stack) -> tuple[Worker, dict[str, str
     the module docstring): its venv and class path as tests/interop/test_lance_spark.py gets
     them (tests/services/lance_spark.py), our server for ``impl=rest``.  Answers the worker and
     {system name: its name there}."""
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.services
     from lance_ns.spark.session import DEFAULT_CONF
     from tests.services.lance_spark import CATALOG_CLASS, job_env, make_python, resolve_classpath, serve_dir
 
@@ -267,9 +268,7 @@ def start_cluster(args) -> dict[str, str]:
     """``--cluster``: start a standalone master and two 1-core workers (stopped at exit),
     point ``args.master`` at it, and return the driver settings it needs."""
     import atexit
-    import sys
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.services.spark_cluster
     from tests.services.spark_cluster import SparkStandalone
 
     workdir = Path(tempfile.mkdtemp(prefix="bench-spark-cluster-"))
@@ -281,9 +280,10 @@ def start_cluster(args) -> dict[str, str]:
 
 
 FORMAT_OPS = ("write", "full scan", "sum(x)")
-#: the catalog comparison's goals: ours' time over lance-spark's at most 1 on every op, and
-#: over parquet's faster path at most 1.5 on these
-PARQUET_GOAL, PARQUET_GOAL_OPS = 1.5, ("sum(x)", "INSERT")
+#: the catalog comparison's goals (issue 54): ours' time over lance-spark's, each normalised by its
+#: own Spark's parquet, at most 1 on every op; and ours' *throughput* at least this multiple of
+#: parquet's faster path's (writes and INSERT 2x, sum(x) 1.5x; INSERT's 1.5x is inside its 2x)
+PARQUET_THROUGHPUT_GOALS = {"write": 2.0, "INSERT": 2.0, "sum(x)": 1.5}
 
 
 def main() -> None:
@@ -477,26 +477,26 @@ def print_catalogs(args, table: dict, median: dict, versions: dict, layouts: dic
         return min(pair)
 
     lance_spark = [n for n in ("lance-spark dir", "lance-spark rest") if n in names]
-    print("  time ratios, ours' seconds / theirs (< 1: ours faster). Goals: ours/lance-spark <= 1 on every op; "
-          f"ours/parquet's faster path <= {PARQUET_GOAL} on {', '.join(PARQUET_GOAL_OPS)}.")
-    print("  normalised = (ours / parquet's faster path on Spark 4) / (lance-spark / parquet's faster path on "
-          "Spark 3.5): the two Sparks' own speed taken out")
-    header = "".join(f"{'ours/' + n:>26}" for n in lance_spark)
-    header += f"{'normalised (dir)':>18}" if lance_spark else ""
-    print("  " + f"{'':<9}" + header + f"{'ours/parquet faster':>30}")
+    goals = ", ".join(f"{op} {x:g}x" for op, x in PARQUET_THROUGHPUT_GOALS.items())
+    print("  Goals (issue 54): ours' time / lance-spark's, normalised, <= 1 on every op; ours' throughput / "
+          f"parquet's faster path's at least: {goals}.")
+    print("  ours/lance-spark: ratios of times (< 1: ours faster); normalised = (ours / parquet's faster path on "
+          "Spark 4) / (lance-spark / parquet's faster path on Spark 3.5): the two Sparks' own speed taken out")
+    header = "".join(f"{'ours/' + n:>17}" for n in lance_spark)
+    header += f"{'normalised (dir)':>26}" if lance_spark else ""
+    print("  " + f"{'':<9}" + header + f"{'throughput ours/parquet faster':>40}")
     for op in table:
         ours = median[("catalogs", op, "ours")]
-        line = ""
-        for n in lance_spark:
-            ratio = ours / median[("catalogs", op, n)]
-            line += f"{ratio:17.2f} {'met' if ratio <= 1 else 'NOT met':>8}"
+        line = "".join(f"{ours / median[('catalogs', op, n)]:17.2f}" for n in lance_spark)
         if lance_spark:
             pq4, _ = best(op)
             pq35, _ = best(op, " @3.5")
-            line += f"{(ours / pq4) / (median[('catalogs', op, 'lance-spark dir')] / pq35):18.2f}"
+            normalised = (ours / pq4) / (median[("catalogs", op, "lance-spark dir")] / pq35)
+            line += f"{normalised:17.2f} {'met' if normalised <= 1 else 'NOT met':>8}"
         pq, path = best(op)
-        goal = ("met" if ours / pq <= PARQUET_GOAL else "NOT met") if op in PARQUET_GOAL_OPS else "(no goal)"
-        line += f"{ours / pq:13.2f} {f'({path})':<7} {goal:>9}"
+        want = PARQUET_THROUGHPUT_GOALS.get(op)
+        goal = "(no goal)" if want is None else f"{'met' if pq / ours >= want else 'NOT met'} (>= {want:g})"
+        line += f"{pq / ours:20.2f}x {f'({path})':<7} {goal:>14}"
         print("  " + f"{op:<9}" + line)
 
 
