@@ -35,7 +35,7 @@ pylance ``RestNamespace`` (Rust) per server.  Cells are interleaved (each
 operation and concurrency runs on the three servers in turn, for ``--rounds``
 rounds) so that a machine's drifting load hits them alike; it prints throughput,
 p50 and p99 with the ratios ours/bare and ours/pylance, against the targets (issue 22's,
-DescribeTable's ours/bare raised to 0.8 by issue 53).
+DescribeTable's ours/bare raised to 0.8 by issue 53), and each server's CPU time per request.
 
     python benchmarks/bench_rest.py --overhead [--quick]
 
@@ -396,7 +396,8 @@ def limit(root: str, threads: int, ops: list[str], clients: list[int], seconds: 
                 pages = {name: a.tables for name, a in answers.items()}
                 if len({tuple(p) for p in pages.values()}) != 1 or len(pages["ours"]) != PAGE:
                     raise RuntimeError(f"the servers disagree about the first page: { {k: v[:3] for k, v in pages.items()} }")
-        results = _interleaved(conns, ops, clients, seconds, rounds)
+        results = _interleaved(conns, ops, clients, seconds, rounds,
+                               pids={name: proc.pid for name, (proc, _) in servers.items()})
     finally:
         for proc, _ in servers.values():
             stop(proc)
@@ -412,6 +413,11 @@ def limit(root: str, threads: int, ops: list[str], clients: list[int], seconds: 
                   f" {p['rps']:>11.0f} {p['p50_ms']:>6.2f} {p['p99_ms']:>6.2f} |"
                   f" {o['rps'] / b['rps']:>8.2f}x {o['rps'] / p['rps']:>7.2f}x {o['p99_ms'] / b['p99_ms']:>12.2f}x"
                   + (f"  errors {errors}" if any(errors) else ""))
+    print("\nserver CPU per request (user + system; the load generator shares the cores, so its rps blur):")
+    for op in ops:
+        for n in clients:
+            o, b, p = (results[(name, op, n)]["cpu_us"] for name in ("ours", "bare", "pylance"))
+            print(f"{op:9} {n:>7} | ours {o:7.1f} us  bare {b:7.1f} us  pylance {p:8.1f} us | ours - bare {o - b:6.1f} us")
     n = max(clients)
     print(f"\ntargets at {n} clients (issue 22; describe ours/bare: issue 53):")
     for (op, metric), goals in LIMIT_TARGETS.items():
@@ -431,9 +437,19 @@ def _print_conditions(seconds: float, rounds: int) -> None:
           f"load average {avg[0]:.2f} {avg[1]:.2f} {avg[2]:.2f}")
 
 
-def _interleaved(conns: dict, ops: list[str], clients: list[int], seconds: float, rounds: int) -> dict:
+def _cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) a process has used so far (Linux /proc)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _interleaved(conns: dict, ops: list[str], clients: list[int], seconds: float, rounds: int,
+                 pids: dict | None = None) -> dict:
     """(server, op, clients) -> summary, each cell run on every server in turn for ``rounds``
-    rounds, so that a machine's drifting load hits them alike."""
+    rounds, so that a machine's drifting load hits them alike.  With ``pids`` (server -> its
+    process) each summary also has the server's CPU time per request, which the load generator
+    sharing the cores does not blur as it blurs requests per second."""
     cells: dict[tuple[str, str, int], dict] = {}
     names = list(conns)
     turn = 0
@@ -444,8 +460,11 @@ def _interleaved(conns: dict, ops: list[str], clients: list[int], seconds: float
                 # runs a few per cent faster here (an A/A run showed it), so none always goes first
                 turn += 1
                 for name in names[turn % len(names):] + names[:turn % len(names)]:
+                    pid = (pids or {}).get(name)
+                    cpu = _cpu_seconds(pid) if pid else 0.0
                     r = limit_cell(conns[name], op, n, seconds)
-                    acc = cells.setdefault((name, op, n), {"elapsed": 0.0, "lat": [], "errors": 0})
+                    acc = cells.setdefault((name, op, n), {"elapsed": 0.0, "lat": [], "errors": 0, "cpu": 0.0})
+                    acc["cpu"] += (_cpu_seconds(pid) - cpu) if pid else float("nan")
                     acc["elapsed"] += r["elapsed"]
                     acc["lat"] += r["lat"]
                     acc["errors"] += r["errors"]
@@ -476,7 +495,8 @@ def overhead(root: str, threads: int, ops: list[str], clients: list[int], second
         for op in ops:  # both answer (the token is accepted) and the connections are warm
             for conn in conns.values():
                 _limit_requests()[op](conn)
-        results = _interleaved(conns, ops, clients, seconds, rounds)
+        results = _interleaved(conns, ops, clients, seconds, rounds,
+                               pids={name: proc.pid for name, (proc, _) in servers.items()})
     finally:
         for proc, _ in servers.values():
             stop(proc)
@@ -564,6 +584,7 @@ def _summary(cell: dict) -> dict:
         "rps": n / cell["elapsed"] if cell["elapsed"] else float("nan"),
         "p50_ms": lat[n // 2] * 1000 if n else float("nan"),
         "p99_ms": lat[min(n - 1, int(n * 0.99))] * 1000 if n else float("nan"),
+        "cpu_us": cell.get("cpu", float("nan")) / n * 1e6 if n else float("nan"),
     }
 
 
