@@ -19,6 +19,10 @@ Two things can make a stamp lie, and both are ruled out rather than hoped away:
   move a directory's times at all.  Stamps are used only on the local filesystems named in
   :data:`STAMPED_FILESYSTEMS`, as ``/proc/self/mountinfo`` says; anywhere else (and off
   Linux) the directory is listed every time.
+
+What is left: a system clock stepped back by more than :data:`RACY_NS` could give a later
+change the very times (to the nanosecond, mtime and ctime alike) of the one recorded; the
+next change after that is seen again.
 """
 
 from __future__ import annotations
