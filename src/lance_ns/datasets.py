@@ -113,6 +113,11 @@ _READ_OPTIONS = pa.ipc.IpcReadOptions(ensure_alignment=pa.ipc.Alignment.At64Byte
 _FILE_MAGIC = b"ARROW1"
 
 
+def sql_string(value: str) -> str:
+    """``value`` as a string literal of Lance's SQL (a filter, a delete's predicate)."""
+    return "'" + value.replace("'", "''") + "'"
+
+
 def ipc_to_table(data: bytes | bytearray | memoryview | None, max_decoded_bytes: int | None = None,
                  *, file_format: bool = True) -> pa.Table:
     """Arrow IPC bytes -> a table that Lance can store, or code 13 before anything is written.

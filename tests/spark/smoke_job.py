@@ -41,12 +41,12 @@ def main(root: str) -> dict:
     sql("ALTER TABLE lake.s.t CREATE INDEX by_id USING btree (id)")
     indexes = [(r.name, r.index_type) for r in sql("SHOW INDEXES FROM lake.s.t").collect()]
     rows = sorted((r.id, r.name, r.score) for r in sql("SELECT * FROM lake.s.t").collect())
-    location = lance_ns.connect("dir", {"root": root}).describe_table({"id": ["s", "t"]}).location
+    ns = lance_ns.connect("dir", {"root": root})
+    location = ns.describe_table({"id": ["s", "t"]}).location
     plan = spark.read.format("lance").load(location)._jdf.queryExecution().executedPlan().toString()
 
     import lance
 
-    ns = lance_ns.connect("dir", {"root": root})
     by_pylance = sorted(tuple(r.values()) for r in lance.dataset(location).to_table().to_pylist())
     copy = ns.describe_table({"id": ["s", "copy"]}).location
     copied = sorted(r["id"] for r in lance.dataset(copy).to_table().to_pylist())

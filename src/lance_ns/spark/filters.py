@@ -27,6 +27,8 @@ from pyspark.sql.datasource import (
     StringStartsWith,
 )
 
+from ..datasets import sql_string
+
 _COMPARE = {EqualTo: "=", GreaterThan: ">", GreaterThanOrEqual: ">=", LessThan: "<", LessThanOrEqual: "<="}
 _STRING_FUNCS = {StringStartsWith: "starts_with", StringEndsWith: "ends_with", StringContains: "contains"}
 
@@ -52,7 +54,7 @@ def literal(value: Any) -> str:
             raise Untranslatable(value)
         return repr(value)
     if isinstance(value, str):
-        return "'" + value.replace("'", "''") + "'"
+        return sql_string(value)
     # datetime is a date subclass; timestamps are left to Spark (time zones).
     if isinstance(value, datetime.date) and not isinstance(value, datetime.datetime):
         return f"date '{value.isoformat()}'"

@@ -48,13 +48,14 @@ import pyarrow as pa
 
 from ... import storage
 from ...base import refuse_blocking
+from ...datasets import sql_string
 from ...directory_stamp import DirectoryStamp
 from ...errors import ConcurrentModificationError, UnsupportedOperationError
 from ...paging import SortedNames
 from . import compaction
 from .layout import MANIFEST_DIR
 from .upkeep import Upkeep
-from .view import Entry, ManifestView, id_in, is_missing, quoted, row_of, scan_one
+from .view import Entry, ManifestView, id_in, is_missing, row_of, scan_one
 
 log = logging.getLogger(__name__)
 
@@ -176,18 +177,14 @@ class Manifest:
             return
         if self.remote:
             refuse_blocking("checking __manifest's latest version on object storage")
-        stamp = self._versions_stamp
-        if stamp is None:
-            self.refresh()
+        stamp, view = self._versions_stamp, self.view
+        if stamp is not None and view.ds is not None and stamp.unchanged(view.version):
+            self._after_check()  # no version committed since the last check: nothing to list
             return
-        view = self.view
-        if view.ds is not None and stamp.unchanged(view.version):  # no version committed since the last check
-            if self._legacy_versions:
-                self._move_out_versions()
-            return
-        token = stamp.before_listing()
+        token = None if stamp is None else stamp.before_listing()
         self.refresh()
-        stamp.after_listing(token, self.view.version)
+        if token is not None:
+            stamp.after_listing(token, self.view.version)
 
     @contextlib.contextmanager
     def one_check(self):
@@ -209,8 +206,7 @@ class Manifest:
         view = self.view
         # the common case, checked without the lock so that threads describe in parallel
         if view.ds is not None and _latest_version(view.ds) == view.version:
-            if self._legacy_versions:
-                self._move_out_versions()
+            self._after_check()
             return
         refuse_blocking("reading a new version of __manifest")
         with self._lock:
@@ -220,12 +216,13 @@ class Manifest:
                     self._load(ds)
             elif _latest_version(self.view.ds) != self.view.version:
                 self.catch_up(self._open())
-        if self._legacy_versions:
-            self._move_out_versions()
+        self._after_check()
 
-    @property
-    def _legacy_versions(self) -> bool:
-        return self.move_versions_to is not None and not self._moving and bool(self.view.versions_here)
+    def _after_check(self) -> None:
+        """After each version check: version rows of an earlier release still here are moved out
+        (:meth:`_move_out_versions`; a move that failed is tried again at the next check)."""
+        if self.move_versions_to is not None and not self._moving and self.view.versions_here:
+            self._move_out_versions()
 
     def _move_out_versions(self) -> None:
         """Rows of TABLE_VERSION (lance-ns releases before 0.2 kept the history of managed
@@ -474,7 +471,7 @@ class Manifest:
         from lance.dataset import LanceDataset, LanceOperation
 
         op = LanceOperation.Delete(updated_fragments=[], deleted_fragment_ids=[fragment_id],
-                                   predicate=f"object_id = {quoted(oid)}")
+                                   predicate=f"object_id = {sql_string(oid)}")
         LanceDataset.commit(ds, op, read_version=ds.version, storage_options=self.storage_options)
 
     def delete(self, oids: list[str]) -> int:

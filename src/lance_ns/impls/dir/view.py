@@ -23,6 +23,7 @@ from typing import Callable, Iterator, NamedTuple
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ...datasets import sql_string
 from ...gc_pause import gc_paused
 from . import compaction, indexes
 from .layout import ID_DELIMITER
@@ -143,11 +144,6 @@ def _metadata_pairs(raw: str) -> tuple | None:
     return None if parsed is None else tuple(parsed.items())
 
 
-def quoted(value: str) -> str:
-    """``value`` as a string literal of a Lance filter."""
-    return "'" + value.replace("'", "''") + "'"
-
-
 def _parse_metadata(raw: str | None) -> dict | None:
     if not raw:
         return None
@@ -160,7 +156,7 @@ def _parse_metadata(raw: str | None) -> dict | None:
 
 def id_in(oids: list[str]) -> str:
     """The filter matching the rows of ``oids``."""
-    return "object_id IN (" + ", ".join(map(quoted, oids)) + ")"
+    return "object_id IN (" + ", ".join(map(sql_string, oids)) + ")"
 
 
 def is_missing(exc: Exception) -> bool:
@@ -357,7 +353,7 @@ def _fragment_deletion(ds, groups: dict[str, list[str]], fragment_ids: dict[str,
 
 def scan_one(ds, oid: str) -> Entry | None:
     """The entry of ``oid`` in ``ds`` by a scan for its first row alone (a cold lookup)."""
-    rows = ds.scanner(columns=READ_COLUMNS, filter=f"object_id = {quoted(oid)}", scan_in_order=True,
+    rows = ds.scanner(columns=READ_COLUMNS, filter=f"object_id = {sql_string(oid)}", scan_in_order=True,
                       with_row_address=True, limit=1).to_table()
     return next((_entry(oid, row) for oid, row, _ in _rows(rows, {})), None)
 
