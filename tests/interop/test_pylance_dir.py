@@ -117,6 +117,30 @@ def test_both_write_one_directory(tmp_path):
 
 
 
+def test_pylance_commits_reach_a_quiet_lance_ns_at_its_next_read(tmp_path, monkeypatch):
+    """A lance-ns whose root has been still (it checks the manifest's version by one stat() of
+    _versions/, lance_ns.directory_stamp) sees pylance's next commit, a table with data too, at
+    its very next read; and pylance sees ours.  Rounds, each after the root went still again."""
+    import time
+
+    from lance_ns import directory_stamp
+
+    monkeypatch.setattr(directory_stamp, "RACY_NS", 50_000_000)
+    ours = lance_ns.connect("dir", {"root": str(tmp_path)})
+    rust = RustDirectoryNamespace(root=str(tmp_path))
+    ours.create_namespace(CreateNamespaceRequest(id=["a"]))
+    for i in range(5):
+        time.sleep(0.1)
+        ours.list_tables(ListTablesRequest(id=["a"]))  # the check that finds the root still
+        assert ours.manifest._versions_stamp.unchanged(ours.manifest.version)  # trusted: reads would stat only
+        rust.declare_table(DeclareTableRequest(id=["a", f"rust{i}"]))
+        assert f"rust{i}" in ours.list_tables(ListTablesRequest(id=["a"])).tables
+        lance.write_dataset(DATA, namespace_client=rust, table_id=["a", f"data{i}"], mode="create")
+        assert lance.dataset(namespace_client=ours, table_id=["a", f"data{i}"]).to_table() == DATA
+        ours.declare_table(DeclareTableRequest(id=["a", f"ours{i}"]))
+        assert f"ours{i}" in rust.list_tables(ListTablesRequest(id=["a"])).tables
+
+
 def test_properties_cross_both_ways_while_each_holds_the_manifest_open(tmp_path):
     """Properties pylance writes reach an open lance-ns through the rows it appends, held
     as read, not parsed and dumped again; the properties ours writes reach pylance."""
