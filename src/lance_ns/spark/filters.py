@@ -27,8 +27,6 @@ from pyspark.sql.datasource import (
     StringStartsWith,
 )
 
-from ..datasets import sql_string
-
 _COMPARE = {EqualTo: "=", GreaterThan: ">", GreaterThanOrEqual: ">=", LessThan: "<", LessThanOrEqual: "<="}
 _STRING_FUNCS = {StringStartsWith: "starts_with", StringEndsWith: "ends_with", StringContains: "contains"}
 
@@ -54,7 +52,8 @@ def literal(value: Any) -> str:
             raise Untranslatable(value)
         return repr(value)
     if isinstance(value, str):
-        return sql_string(value)
+        # (as datasets.sql_string: a Spark worker imports this module and must not import lance_namespace)
+        return "'" + value.replace("'", "''") + "'"
     # datetime is a date subclass; timestamps are left to Spark (time zones).
     if isinstance(value, datetime.date) and not isinstance(value, datetime.datetime):
         return f"date '{value.isoformat()}'"
