@@ -1,0 +1,66 @@
+"""Spark writes that never finish on their own, for tests/spark/test_killed_write.py to kill.
+
+Each write form runs as its own job, at once, on a table of the ``lake`` catalog (``dir``,
+storage-managed) or the ``managed`` one (``dir`` with ``managed_versioning``).  Every job has
+two tasks: the first writes its rows and finishes (its fragment written and recorded, its
+commit message with the driver), the second writes its rows and then stalls before its end,
+so no job ever commits.  The test kills this whole process group with SIGKILL.
+
+    python tests/spark/killed_write_job.py ROOT FORM:CATALOG.TABLE ...
+
+FORM is ``append``, ``overwrite``, ``insert-overwrite`` or ``ctas``.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+
+def stall_second_task(batches):
+    """mapInPandas: the rows as they come; the second partition's task then never ends."""
+    import time
+
+    import pyspark
+
+    yield from batches
+    if pyspark.TaskContext.get().partitionId() == 1:
+        time.sleep(3600)
+
+
+def main(root: str, jobs: list[str]) -> None:
+    from lance_ns.spark import build_session
+
+    spark = build_session(
+        f"local[{2 * len(jobs) + 2}]", "lance-ns-killed-write", {"spark.sql.session.timeZone": "UTC"},
+        catalogs={"lake": {"impl": "dir", "root": f"{root}/lake"},
+                  "managed": {"impl": "dir", "root": f"{root}/managed", "managed_versioning": "true"}})
+    spark.sparkContext.setLogLevel("OFF")
+    rows = (spark.range(100, 300, numPartitions=2).selectExpr("id AS n", "CAST(id AS STRING) AS s")
+            .mapInPandas(stall_second_task, "n BIGINT, s STRING"))
+
+    def write(form: str, table: str) -> None:
+        if form == "append":
+            rows.writeTo(table).append()
+        elif form == "overwrite":
+            rows.writeTo(table).overwritePartitions()
+        elif form == "insert-overwrite":
+            rows.createOrReplaceTempView(f"incoming_{abs(hash(table))}")
+            spark.sql(f"INSERT OVERWRITE {table} SELECT * FROM incoming_{abs(hash(table))}")
+        elif form == "ctas":
+            rows.writeTo(table).create()
+        else:
+            raise SystemExit(f"unknown write form {form!r}")
+
+    threads = []
+    for job in jobs:
+        form, _, table = job.partition(":")
+        threads.append(threading.Thread(target=write, args=(form, table), daemon=True))
+        threads[-1].start()
+    print("STARTED", flush=True)
+    for thread in threads:
+        thread.join()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2:])
