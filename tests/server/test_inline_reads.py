@@ -153,6 +153,16 @@ def test_a_body_arriving_in_pieces_within_the_timeout_is_read_and_a_stalled_one_
         assert answer.startswith("HTTP/1.1 408"), answer
         assert 0.9 < waited < 3, waited  # the timeout, met at most a quarter of it late (plus slack)
         assert describe(srv.url).status_code == 200  # the loop and its timer still serve
+        # the headers alone, not a byte of the body: the very first wait is bounded too
+        with socket.create_connection((host, int(port)), timeout=10) as s:
+            s.sendall(b"POST /v1/table/db$t/describe HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                      b"Content-Length: 100\r\n\r\n")
+            started = time.perf_counter()
+            answer = s.recv(65536).decode()
+            waited = time.perf_counter() - started
+        assert answer.startswith("HTTP/1.1 408"), answer
+        assert 0.9 < waited < 3, waited
+        assert describe(srv.url).status_code == 200
 
 
 def test_metrics_can_be_turned_off(lake):

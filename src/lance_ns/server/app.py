@@ -87,6 +87,30 @@ class _Deadlines:
         self._timer = self.loop.call_later(self.period, self._sweep) if self.pending else None
 
 
+class _Resumed:
+    """A coroutine already run up to its first wait (on ``waiting_on``), awaited from there on
+    as if it had been awaited from the start."""
+
+    __slots__ = ("coroutine", "waiting_on")
+
+    def __init__(self, coroutine, waiting_on):
+        self.coroutine, self.waiting_on = coroutine, waiting_on
+
+    def __await__(self):
+        coroutine, waiting_on = self.coroutine, self.waiting_on
+        while True:
+            try:
+                yield waiting_on
+            except BaseException as thrown:  # a cancellation, passed on to the coroutine
+                step = functools.partial(coroutine.throw, thrown)
+            else:
+                step = functools.partial(coroutine.send, None)
+            try:
+                waiting_on = step()
+            except StopIteration as done:
+                return done.value
+
+
 @functools.lru_cache(maxsize=1024)
 def _parse_query(raw: bytes) -> dict[str, list[str]]:
     """A query string's parameters (shared between requests: read, never change it)."""
@@ -202,11 +226,27 @@ class NamespaceApp:
         declared = request.header(b"content-length")
         if declared and declared.isdigit() and int(declared) > self.max_body_bytes:
             raise PayloadTooLargeError(f"request body exceeds the limit of {self.max_body_bytes} bytes")
-        # uvicorn has no body timeout: a client trickling bytes would hold a connection forever
+        # A small body almost always arrived with the headers: its first message is then at
+        # hand without waiting, and needs no deadline.  Only a wait is bounded (uvicorn has no
+        # body timeout: a client trickling bytes would hold a connection forever).
+        pending = request.receive()
+        try:
+            waiting_on = pending.send(None)
+        except StopIteration as received:
+            message = received.value
+        else:
+            message = await self._within_body_timeout(_Resumed(pending, waiting_on))
+        chunk = self._body_chunk(message, 0)
+        if not message.get("more_body", False):
+            return chunk
+        return await self._within_body_timeout(self._read_body(request, [chunk]))
+
+    async def _within_body_timeout(self, reading):
+        """Await ``reading`` (the rest of a body) for at most the body timeout (408 after it)."""
         if not _UNCANCEL:  # Python 3.10: anyio's cancel scope
             try:
                 with anyio.fail_after(self.body_timeout):
-                    return await self._read_body(request)
+                    return await reading
             except TimeoutError:
                 raise RequestTimeoutError(f"request body not received within {self.body_timeout:g} s") from None
         loop = asyncio.get_running_loop()
@@ -216,7 +256,7 @@ class NamespaceApp:
         task = asyncio.current_task()
         deadlines.start(task)
         try:
-            return await self._read_body(request)
+            return await reading
         except asyncio.CancelledError:
             if not deadlines.expired(task):
                 raise
@@ -224,19 +264,25 @@ class NamespaceApp:
         finally:
             deadlines.pending.pop(task, None)
 
-    async def _read_body(self, request: _Incoming) -> bytes:
-        chunks, size, more = [], 0, True
+    def _body_chunk(self, message: dict, size: int) -> bytes:
+        """A body message's bytes, refused once the body would pass the limit (``size``: read so far)."""
+        if message["type"] == "http.disconnect":
+            raise InvalidInputError("the client disconnected before sending the whole body")
+        chunk = message.get("body", b"")
+        if size + len(chunk) > self.max_body_bytes:
+            raise PayloadTooLargeError(f"request body exceeds the limit of {self.max_body_bytes} bytes")
+        return chunk
+
+    async def _read_body(self, request: _Incoming, chunks: list[bytes]) -> bytes:
+        """The rest of a body whose first ``chunks`` were read."""
+        size, more = sum(map(len, chunks)), True
         while more:
             message = await request.receive()
-            if message["type"] == "http.disconnect":
-                raise InvalidInputError("the client disconnected before sending the whole body")
-            chunk = message.get("body", b"")
+            chunk = self._body_chunk(message, size)
             more = message.get("more_body", False)
             size += len(chunk)
-            if size > self.max_body_bytes:
-                raise PayloadTooLargeError(f"request body exceeds the limit of {self.max_body_bytes} bytes")
             chunks.append(chunk)
-        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        return b"".join(chunks)
 
     def authenticates_itself(self, path: str) -> bool:
         """Paths that check credentials themselves: the UI accepts its sign-in cookie too."""
@@ -287,23 +333,23 @@ class NamespaceApp:
 
     async def _current(self, request: _Incoming, route: R.Route) -> Answer:
         op = route.op
-        query = request.query
-        delimiter = request.query_value("delimiter") or REST_DELIMITER
         fields: dict[str, Any] = {}
         data = known = None
         if route.body == "json":
             raw = await self._body(request)
             if op.method in self.pipeline.inline_methods and len(raw) <= _KNOWN_BODY_BYTES:
                 known = (op.method, request.scope["path"], request.scope.get("query_string"), raw,
-                         *(request.header(h) for _, h in _CONTEXT_HEADERS))
+                         *[request.header(h) for _, h in _CONTEXT_HEADERS])
                 req = self._known.get(known)
                 if req is not None:  # this very request was built and checked before
-                    return await self._call(route, req, None, request.scope)
+                    return self._render(route, await self._run(route, req, None, request.scope))
             fields = self._json_fields(request, raw)
             if route.body_field:  # the body is the field's value itself (a bare map)
                 fields = {route.body_field: fields}
         elif route.body == "arrow":
             data = await self._arrow_body(request, op)
+        query = request.query
+        delimiter = request.query_value("delimiter") or REST_DELIMITER
         if route.has_id:
             path_id = split_id(request.scope["path_params"]["id"], delimiter)
             body_id = fields.get("id")
@@ -319,7 +365,7 @@ class NamespaceApp:
                     fields[p.name] = R.parse_query_value(p, values)
         self._context_from_headers(request, fields)
         req = self.pipeline.model(op, fields)
-        answer = await self._call(route, req, data, request.scope)
+        answer = self._render(route, await self._run(route, req, data, request.scope))
         if known is not None and answer.status < 400:  # answered: its checks passed
             if len(self._known) >= _KNOWN_REQUESTS:
                 self._known.clear()
@@ -351,13 +397,17 @@ class NamespaceApp:
                 data = b""
                 _check_arrow_stream(data, op.op_id == "CreateTable", self.max_decoded_bytes)
         self._context_from_headers(request, fields)
-        return await self._call(route, self.pipeline.model(op, fields), data, request.scope)
+        return self._render(route, await self._run(route, self.pipeline.model(op, fields), data, request.scope))
 
     # -- model -> backend -> response -------------------------------------------------
-    async def _call(self, route: R.Route, req: Any, data: bytes | None, scope: dict) -> Answer:
-        """Run the operation through the pipeline for the request of ``scope`` (its
-        principal; the backend's time is left there) and render its answer."""
-        result = await self.pipeline.call(scope.get(PRINCIPAL, A.ANONYMOUS), route, req, data, scope)
+    def _run(self, route: R.Route, req: Any, data: bytes | None, scope: dict):
+        """The operation run through the pipeline for the request of ``scope`` (its principal;
+        the backend's time is left there): its result, awaited."""
+        return self.pipeline.call(scope.get(PRINCIPAL, A.ANONYMOUS), route, req, data, scope)
+
+    @staticmethod
+    def _render(route: R.Route, result: Any) -> Answer:
+        """An operation's result as the protocol answers it."""
         if route.response == "arrow":
             payload = result if isinstance(result, (bytes, bytearray)) else getattr(result, "data", None)
             if isinstance(payload, str):

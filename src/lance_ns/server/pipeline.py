@@ -18,7 +18,7 @@ import logging
 import time
 import weakref
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from lance_namespace import LanceNamespace
 
@@ -74,6 +74,20 @@ for (_op_id, _field), _enum in MODE_FIELDS.items():
 AUTH_HEADERS = frozenset({b"authorization", b"x-api-key"})
 
 
+def _call_method(namespace: Any, method: str, *args: Any) -> Any:
+    """``namespace.method(*args)``, the method looked up at each call (a test may replace it)."""
+    return getattr(namespace, method)(*args)
+
+
+class _Step(NamedTuple):
+    """One operation as the pipeline runs it."""
+
+    fn: Any  # the backend's operation (Pipeline._operation)
+    mutating: bool  # audited
+    vends: bool  # its answer may carry vended credentials (capped for a principal that may only read)
+    inline: bool  # tried on the event loop first
+
+
 class Busy(ServiceUnavailableError):
     """Every backend thread stayed busy for the whole queue timeout: code 17 (503) with Retry-After."""
 
@@ -123,6 +137,8 @@ class Pipeline:
         self._vends = bool(getattr(namespace, "vends_credentials", True))
         #: reads the backend answers from memory: tried on the event loop first (no thread hand-off)
         self.inline_methods = frozenset(getattr(namespace, "inline_methods", ()) or ())
+        #: method -> what call() needs to know of it (_step)
+        self._steps: dict[str, _Step] = {}
         # the backend's own threads: a blocking call (a slow catalog, object storage) never
         # runs on the event loop, and at most ``threads`` run at once
         self._pool = concurrent.futures.ThreadPoolExecutor(self.threads, thread_name_prefix="lance-ns-backend")
@@ -237,20 +253,20 @@ class Pipeline:
         """Run the operation of ``route`` for ``principal`` on ``req``, a request :meth:`model`
         built and checked, and return its result as the principal may see it.  The backend's
         time is added up in ``scope`` (a request's, for the metrics)."""
-        fn = self._operation(route.op.method)
-        mutating = not A.is_read_method(route.op.method)
-        mount = self._mount_of(req)
+        method = route.op.method
+        step = self._steps.get(method) or self._step(method)
+        fn = step.fn
+        mount = self._mount_of(req) if self._mounts else None
         if mount is not None and scope is not None:
             scope[MOUNT] = mount
         try:
             need = self.authorize(principal, route, req)
-            if need is not None and self._vends and route.op.method in _VENDING_METHODS and not all(
-                principal.may(A.WRITE, ns) for ns in need.namespaces
-            ):  # a principal that may only read is vended read-only credentials
+            if need is not None and step.vends and not all(principal.may(A.WRITE, ns) for ns in need.namespaces):
+                # a principal that may only read is vended read-only credentials
                 fn = functools.partial(vending.capped, vending.Permission.READ, fn)
             start = time.perf_counter()
             try:
-                if route.op.method not in self.inline_methods:
+                if not step.inline:
                     result = await (self.run(fn, req, data) if route.op.has_data else self.run(fn, req))
                 else:
                     result = _answer_inline(fn, req)
@@ -260,19 +276,33 @@ class Pipeline:
                 if scope is not None:
                     scope[BACKEND_SECONDS] = scope.get(BACKEND_SECONDS, 0.0) + time.perf_counter() - start
         except BaseException as e:
-            if mutating:
+            if step.mutating:
                 self._audit(principal, route, req, f"error code {code_of(e)}", mount)
             raise
-        if mutating:
+        if step.mutating:
             self._audit(principal, route, req, "ok", mount)
-        return self.visible(principal, route, req, self.without_own_secrets(result))
+        if self._own_secrets:
+            result = self.without_own_secrets(result)
+        if principal is A.ANONYMOUS or principal is A.ALL_POWERFUL:
+            return result
+        return self.visible(principal, route, req, result)
+
+    def _step(self, method: str) -> "_Step":
+        """What :meth:`call` needs to know of operation ``method``, worked out on its first call."""
+        step = self._steps[method] = _Step(
+            fn=self._operation(method),
+            mutating=not A.is_read_method(method),
+            vends=self._vends and method in _VENDING_METHODS,
+            inline=method in self.inline_methods,
+        )
+        return step
 
     def _operation(self, method: str):
         """The backend's operation ``method`` for a request :meth:`model` checked: ours past
         their own check of it (it was just made here), any other namespace's as it is."""
         if self.ours:
             return functools.partial(self.namespace.call_checked, method)
-        return getattr(self.namespace, method)
+        return functools.partial(_call_method, self.namespace, method)
 
     def _mount_of(self, req: Any) -> str | None:
         """The mount a request's id names (a ``mounts`` namespace served; None otherwise)."""

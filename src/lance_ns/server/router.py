@@ -24,6 +24,8 @@ from ..protocol import routes as R
 
 #: the first segment of every protocol path of the current spec
 _PREFIX = "v1"
+#: matches of recent paths kept (Router._recent)
+_RECENT_PATHS = 4096
 
 
 class Match(NamedTuple):
@@ -70,6 +72,9 @@ class Router:
             tails.sort(key=lambda t: -len(t.segments))
         for op_id, route in seeds:
             self._add_literal("POST", f"/{op_id}", Match(route, None, seed=True))
+        #: (method, path) -> match of the paths asked lately: a client asks the same few tables
+        #: again and again (bounded: cleared when full).  Matches are shared: read, never change one.
+        self._recent: dict[tuple[str, str], Match] = {}
 
     def _add_literal(self, method: str, path: str, match: Match) -> None:
         self._literal[(method, path)] = match
@@ -78,9 +83,17 @@ class Router:
     def match(self, method: str, path: str) -> Match | None:
         """The route of a request; None for a path that is not the protocol's.  Raises
         NoRouteError or MethodNotAllowedError for a protocol path no route answers."""
-        found = self._literal.get((method, path))
-        if found is not None:
-            return found
+        key = (method, path)
+        found = self._literal.get(key) or self._recent.get(key)
+        if found is None:
+            found = self._find(method, path)
+            if found is not None:
+                if len(self._recent) >= _RECENT_PATHS:
+                    self._recent.clear()
+                self._recent[key] = found
+        return found
+
+    def _find(self, method: str, path: str) -> Match | None:
         parts = path.split("/", 4)
         if len(parts) < 3 or parts[1] != _PREFIX:
             if path in self._literal_methods:  # a seed path asked with GET
