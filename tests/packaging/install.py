@@ -33,9 +33,11 @@ def build_wheel(dest: Path) -> Path:
     """The package built into a wheel from a copy of the sources (the build leaves no trace in the repo)."""
     src = dest / "source"
     src.mkdir()
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "setup.py", "README.md"):
         shutil.copy(REPO / name, src / name)
-    shutil.copytree(REPO / "src", src / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    # (the Spark bridge jars an editable install built in the work tree are left out: the
+    # build makes its own, as it does on a machine that never had the work tree)
+    shutil.copytree(REPO / "src", src / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "*.jar"))
     dist = dest / "dist"
     run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--disable-pip-version-check", "-w", dist, src])
     (built,) = dist.glob("lance_ns-*.whl")

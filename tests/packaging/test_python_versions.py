@@ -84,3 +84,19 @@ def test_installs_and_round_trips_on_claimed_python(which, lance_ns_wheel, tmp_p
     ok = done.stdout.strip().splitlines()[-1].split()
     assert ok[:3] == ["round", "trip", "ok"] and ok[3] == "%d.%d" % version, done.stdout
     assert Path(ok[4]).is_relative_to(venv), ok[4]  # the installed wheel, not the work tree
+
+
+def test_the_wheel_carries_the_spark_bridge_jar_of_every_supported_minor(lance_ns_wheel):
+    """Built with the wheel from the sources in it: a JRE-only machine installing the wheel runs
+    the JVM path (tests/spark/test_jre_only.py runs it on a JRE)."""
+    import zipfile
+
+    from lance_ns.spark import jar
+
+    with zipfile.ZipFile(lance_ns_wheel) as wheel:
+        for minor in jar.SPARK_RELEASES:
+            name = f"lance_ns/spark/lance-ns-spark-{minor}.jar"
+            assert name in wheel.namelist(), f"the wheel has no {name}"
+            with zipfile.ZipFile(wheel.open(name)) as bridge:
+                assert "lancens/spark/LanceProvider.class" in bridge.namelist()
+                assert bridge.read("META-INF/lance-ns/sources.sha256").decode().strip() == jar.sources_digest()

@@ -3,7 +3,8 @@ process whose ``pyspark`` is another release of the supported range (its own ins
 on PYTHONPATH).  Builds the bridge jar for that Spark, then: a namespace, CREATE TABLE,
 INSERT, a filtered read, COUNT(*), UPDATE, DELETE and MERGE (row-level commands), CTAS, the SQL
 extension's CREATE INDEX / SHOW INDEXES, the ``lance`` format's JVM read path, and what
-Spark wrote read back by pylance through our namespace.  Prints ``RESULT <json>``.
+Spark wrote read back by pylance through our namespace.  Prints ``RESULT <json>`` (with the
+jar used and the ``javac`` found, if any).
 
     python tests/spark/smoke_job.py ROOT
 """
@@ -20,7 +21,7 @@ def main(root: str) -> dict:
 
     import lance_ns
     from lance_ns.spark import build_session
-    from lance_ns.spark.jar import jar_path
+    from lance_ns.spark.jar import _javac, jar_path
 
     jar = jar_path()
     spark = build_session("local[2]", "lance-ns-smoke", {"spark.sql.session.timeZone": "UTC"},
@@ -50,8 +51,9 @@ def main(root: str) -> dict:
     by_pylance = sorted(tuple(r.values()) for r in lance.dataset(location).to_table().to_pylist())
     copy = ns.describe_table({"id": ["s", "copy"]}).location
     copied = sorted(r["id"] for r in lance.dataset(copy).to_table().to_pylist())
+    java_home = spark.sparkContext._jvm.java.lang.System.getProperty("java.home")
     spark.stop()
-    return {"pyspark": pyspark.__version__, "jar": bool(jar), "filtered": filtered, "count": count,
+    return {"pyspark": pyspark.__version__, "jar": jar, "javac": _javac(), "java_home": java_home, "filtered": filtered, "count": count,
             "rows": rows, "pylance": by_pylance, "copied": copied, "indexes": indexes,
             "jvm_scan": "BatchScan" in plan and "lance" in plan.lower() and "Python" not in plan}
 

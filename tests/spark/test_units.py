@@ -156,13 +156,16 @@ def test_worker_imports_stay_light():
 
 
 def test_bridge_jar_is_built_once_and_is_optional(tmp_path, monkeypatch):
+    """Without a jar built with the package for this Spark (a pyspark outside the supported
+    minors, or Java sources edited since), the jar is compiled here with javac, once."""
     import zipfile
 
     from lance_ns.spark import jar as bridge_jar
 
+    monkeypatch.setattr(bridge_jar, "PACKAGED", tmp_path / "no-packaged-jars")
     monkeypatch.setenv("LANCE_NS_CACHE", str(tmp_path / "cache"))
     jar = bridge_jar.jar_path()
-    assert jar is not None, "CI has a JDK: the bridge must build"
+    assert jar is not None and jar.startswith(str(tmp_path / "cache")), "CI has a JDK: the bridge must build"
     names = zipfile.ZipFile(jar).namelist()
     assert "lancens/spark/LanceProvider.class" in names
     service = zipfile.ZipFile(jar).read("META-INF/services/org.apache.spark.sql.sources.DataSourceRegister")
@@ -177,6 +180,29 @@ def test_bridge_jar_is_built_once_and_is_optional(tmp_path, monkeypatch):
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
     assert bridge_jar.jar_path() is None
+
+
+def test_a_packaged_jar_is_used_only_while_built_from_the_sources_beside_it(tmp_path, monkeypatch):
+    import shutil
+
+    import pyspark
+
+    from lance_ns.spark import jar as bridge_jar
+
+    minor = bridge_jar.spark_minor(pyspark.__version__)
+    packaged = bridge_jar.packaged_jar(minor)
+    assert packaged is not None, "make install builds the package's jars (setup.py)"
+    monkeypatch.setenv("LANCE_NS_CACHE", str(tmp_path / "cache"))
+    assert bridge_jar.jar_path() == str(packaged)
+    # the same jar beside sources edited since it was built: not used (javac builds a current one)
+    sources = tmp_path / "bridge"
+    shutil.copytree(bridge_jar.SOURCES, sources)
+    (sources / "LanceProvider.java").write_text((sources / "LanceProvider.java").read_text() + "\n// edited\n")
+    monkeypatch.setattr(bridge_jar, "SOURCES", sources)
+    assert bridge_jar.packaged_jar(minor) is None
+    rebuilt = bridge_jar.jar_path()
+    assert rebuilt is not None and rebuilt.startswith(str(tmp_path / "cache"))
+    assert bridge_jar.packaged_jar("3.5") is None  # a minor the package was not built for
 
 
 def test_a_bridge_that_cannot_be_built_warns_and_falls_back(tmp_path, monkeypatch):

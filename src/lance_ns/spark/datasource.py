@@ -605,7 +605,8 @@ def _warn_python_path() -> None:
         path = None
     from .settings import ARROW_FLAGS
 
-    where = repr(path) if path else "the path `python -m lance_ns.spark.jar` prints (it needs a JDK's javac)"
+    where = repr(path) if path else ("the path `python -m lance_ns.spark.jar` prints (the jar built with the "
+                                      "package for this Spark minor, or a JDK's javac to build one)")
     warnings.warn(
         "lance: this SparkSession has no lance-ns jar, so format('lance') reads through the Python "
         "data source, which is several times slower than the JVM read path, and no lance SQL catalog "

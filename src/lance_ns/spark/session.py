@@ -137,8 +137,9 @@ def build_session(
     jar = _bridge_jar()
     if catalogs and jar is None:
         raise RuntimeError(
-            "lance catalogs need the lance-ns bridge jar, which needs a JDK's javac "
-            "(and LANCE_NS_SPARK_BRIDGE not set to 0): see `python -m lance_ns.spark.jar`"
+            "lance catalogs need the lance-ns bridge jar: the one built with the package for this "
+            "Spark minor, or one a JDK's javac builds here (and LANCE_NS_SPARK_BRIDGE not set to 0); "
+            "`python -m lance_ns.spark.jar` says which is missing"
         )
     if jar is not None:
         # the JVM read path of the lance format (see .jar), the catalog and the SQL extension;
