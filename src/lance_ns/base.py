@@ -133,6 +133,20 @@ def check_request(request: Any, limits: Limits = _DEFAULT_LIMITS) -> None:
 
 #: set while the REST server answers a call on its event loop (see NamespaceBase.inline_methods)
 _ON_EVENT_LOOP: ContextVar[bool] = ContextVar("lance_ns_on_event_loop", default=False)
+#: the turn of the server's event loop the call runs in (see loop_turn), None off the loop
+_LOOP_TURN: ContextVar[object | None] = ContextVar("lance_ns_loop_turn", default=None)
+
+
+def loop_turn() -> object | None:
+    """The turn of the REST server's event loop this read runs in, None elsewhere.
+
+    Every request a turn runs was sent before the turn began (the server's
+    LoopTurns marks a turn when its first read runs and ends it by a callback queued
+    behind every callback queued so far: a request that arrives later runs after that
+    end).  So a backend may check its storage for the latest version once per turn, at
+    the turn's first read, and answer every read of the turn with what it found: each
+    read still sees every commit that completed before it was sent."""
+    return _LOOP_TURN.get()
 
 
 class WouldBlock(BaseException):
@@ -147,12 +161,14 @@ def refuse_blocking(what: str) -> None:
         raise WouldBlock(what)
 
 
-def on_event_loop(fn: Callable, *args: Any) -> Any:
-    """``fn(*args)`` with :func:`refuse_blocking` armed (WouldBlock: call it elsewhere)."""
-    token = _ON_EVENT_LOOP.set(True)
+def on_event_loop(fn: Callable, arg: Any, turn: object | None = None) -> Any:
+    """``fn(arg)`` with :func:`refuse_blocking` armed (WouldBlock: call it elsewhere), in the
+    event loop's ``turn`` (:func:`loop_turn`)."""
+    token, turn_token = _ON_EVENT_LOOP.set(True), _LOOP_TURN.set(turn)
     try:
-        return fn(*args)
+        return fn(arg)
     finally:
+        _LOOP_TURN.reset(turn_token)
         _ON_EVENT_LOOP.reset(token)
 
 

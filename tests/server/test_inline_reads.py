@@ -170,3 +170,59 @@ def test_metrics_can_be_turned_off(lake):
         assert describe(srv.url).status_code == 200
         r = httpx.get(f"{srv.url}/metrics", timeout=10)
         assert r.status_code == 404 and r.json()["code"] == 0
+
+
+def test_reads_of_one_loop_turn_share_one_check_and_the_next_turn_checks_again():
+    """The turn marker (lance_ns.base.loop_turn): the same for every read until the callbacks
+    queued when it was made have run, a new one after."""
+    import asyncio
+
+    from lance_ns.server.pipeline import LoopTurns
+
+    async def main():
+        turns = LoopTurns()
+        first = turns.current()
+        assert turns.current() is first  # the same turn: reads share its check
+        await asyncio.sleep(0)  # the callbacks queued so far (the turn's end among them) run
+        second = turns.current()
+        assert second is not first
+        loop = asyncio.get_running_loop()
+        seen = []
+        loop.call_soon(lambda: seen.append(turns.current()))  # queued behind the turn's end
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        assert seen and seen[0] is not second
+
+    asyncio.run(main())
+
+
+def test_a_commit_by_another_process_is_seen_by_every_read_sent_after_it_under_load(lake, tmp_path):
+    """Reads of one turn of the server's event loop share one check of the manifest; still a
+    table another process (another manifest) declared or dropped is seen by the very next
+    read sent after the commit returned, while 8 other clients keep every turn busy."""
+    other = lance_ns.connect("dir", {"root": str(tmp_path / "lake")})  # a second writer, not the server's
+    with run_server_in_thread(lake, log_requests=False, ui=False) as srv:
+        stop = threading.Event()
+
+        def hammer():
+            with httpx.Client(timeout=30) as c:
+                while not stop.is_set():
+                    c.post(f"{srv.url}/v1/table/db$t/describe", json={})
+
+        load = [threading.Thread(target=hammer) for _ in range(8)]
+        for t in load:
+            t.start()
+        try:
+            with httpx.Client(timeout=30) as c:
+                for i in range(30):
+                    other.declare_table({"id": ["db", f"n{i}"]})
+                    seen = c.post(f"{srv.url}/v1/table/db$n{i}/describe", json={})
+                    assert seen.status_code == 200, (i, seen.text)
+                    other.drop_table({"id": ["db", f"n{i}"]})
+                    gone = c.post(f"{srv.url}/v1/table/db$n{i}/describe", json={})
+                    assert gone.status_code == 404 and gone.json()["code"] == 4, (i, gone.text)
+        finally:
+            stop.set()
+            for t in load:
+                t.join()
+    other.close()

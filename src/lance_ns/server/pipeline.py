@@ -96,13 +96,36 @@ class Busy(ServiceUnavailableError):
 _WOULD_BLOCK = object()
 
 
-def _answer_inline(fn, req):
+def _answer_inline(fn, req, turn: object):
     """A read the backend answers from memory, on the event loop; _WOULD_BLOCK when it
     would have to wait (storage, a lock), so that the caller runs it on a thread."""
     try:
-        return on_event_loop(fn, req)
+        return on_event_loop(fn, req, turn)
     except WouldBlock:
         return _WOULD_BLOCK
+
+
+class LoopTurns:
+    """The turns of the event loop, as :func:`lance_ns.base.loop_turn` tells backends: a turn
+    is marked when its first inline read runs, and ends by a callback queued then, behind
+    every callback already queued.  A request that arrives later is run by a callback queued
+    after that end, so it never shares a turn (and a backend's freshness check) with a read
+    that ran before it was sent."""
+
+    __slots__ = ("_current",)
+
+    def __init__(self) -> None:
+        self._current: object | None = None
+
+    def current(self) -> object:
+        marker = self._current
+        if marker is None:
+            marker = self._current = object()
+            asyncio.get_running_loop().call_soon(self._end)
+        return marker
+
+    def _end(self) -> None:
+        self._current = None
 
 
 class Pipeline:
@@ -139,6 +162,8 @@ class Pipeline:
         self.inline_methods = frozenset(getattr(namespace, "inline_methods", ()) or ())
         #: method -> what call() needs to know of it (_step)
         self._steps: dict[str, _Step] = {}
+        #: the event loop's turns: the inline reads of one turn share a backend's freshness check
+        self._turns = LoopTurns()
         # the backend's own threads: a blocking call (a slow catalog, object storage) never
         # runs on the event loop, and at most ``threads`` run at once
         self._pool = concurrent.futures.ThreadPoolExecutor(self.threads, thread_name_prefix="lance-ns-backend")
@@ -269,7 +294,7 @@ class Pipeline:
                 if not step.inline:
                     result = await (self.run(fn, req, data) if route.op.has_data else self.run(fn, req))
                 else:
-                    result = _answer_inline(fn, req)
+                    result = _answer_inline(fn, req, self._turns.current())
                     if result is _WOULD_BLOCK:
                         result = await self.run(fn, req)
             finally:

@@ -47,7 +47,7 @@ from typing import Callable, Iterator
 import pyarrow as pa
 
 from ... import storage
-from ...base import refuse_blocking
+from ...base import loop_turn, refuse_blocking
 from ...datasets import sql_string
 from ...directory_stamp import DirectoryStamp
 from ...errors import ConcurrentModificationError, UnsupportedOperationError
@@ -149,6 +149,8 @@ class Manifest:
         #: last version check needs no listing (:mod:`lance_ns.directory_stamp` says when that holds)
         self._versions_stamp = None if remote else DirectoryStamp(os.path.join(self.uri, "_versions"))
         self._checked_once = threading.local()  # one_check(): this thread's reads check no more
+        #: the server event loop's turn (lance_ns.base.loop_turn) that checked last, if any
+        self._checked_in_turn: object | None = None
         #: a new process answers its first describe by a scan for the one row (:meth:`_cold_get`)
         #: when the manifest holds COLD_LOOKUP_ROWS rows or more
         self.cold_lookups = True
@@ -169,9 +171,14 @@ class Manifest:
         return self.view.version
 
     def current(self) -> None:
-        """Before a read: :meth:`refresh`, unless the last check is younger than ``staleness``
-        or this thread is inside :meth:`one_check`."""
+        """Before a read: :meth:`refresh`, unless the last check is younger than ``staleness``,
+        this thread is inside :meth:`one_check`, or this turn of the REST server's event loop
+        has checked already (:func:`lance_ns.base.loop_turn`: every read of the turn was sent
+        before that check)."""
         if getattr(self._checked_once, "on", False):
+            return
+        turn = loop_turn()
+        if turn is not None and turn is self._checked_in_turn:
             return
         if self.staleness and time.monotonic() - self._checked_at < self.staleness:
             return
@@ -180,11 +187,12 @@ class Manifest:
         stamp, view = self._versions_stamp, self.view
         if stamp is not None and view.ds is not None and stamp.unchanged(view.version):
             self._after_check()  # no version committed since the last check: nothing to list
-            return
-        token = None if stamp is None else stamp.before_listing()
-        self.refresh()
-        if token is not None:
-            stamp.after_listing(token, self.view.version)
+        else:
+            token = None if stamp is None else stamp.before_listing()
+            self.refresh()
+            if token is not None:
+                stamp.after_listing(token, self.view.version)
+        self._checked_in_turn = turn
 
     @contextlib.contextmanager
     def one_check(self):
