@@ -25,8 +25,9 @@ it (option ``stage``, :class:`.datasource.StagedCommit`).  The commit then:
 A driver killed before the commit leaves the namespace as it was: no table, or the old one
 unchanged.  What stays is the job's data files at a location no entry names, or in a table's
 directory where no version names them: orphans nothing reads, listed in
-``_lance_ns_spark/<job>/``.  A CTAS run again finds the location taken by them and uses
-a fresh sibling.
+``_lance_ns_spark/<job>/``.  A CTAS run again writes elsewhere: each stage draws its own
+location where the namespace's layout draws one (dir), else a fresh sibling of the default
+location once that holds files.
 
 Not staged (the non-atomic path Spark takes for any other catalog: the table is created,
 or dropped and created, before the job, and dropped again only if the job fails while its
@@ -75,8 +76,14 @@ class Stage:
     def of(cls, fields: dict) -> Stage:
         return cls(**{**fields, "table": list(fields["table"])})
 
-    def files(self) -> JobFiles:
+    def job_files(self) -> JobFiles:
         return JobFiles(self.location, self.storage_options, job_id=self.job)
+
+    @property
+    def entry_properties(self) -> dict[str, str]:
+        """A created table's entry properties: its TBLPROPERTIES, and the namespace's ownership of
+        the data (it chose the location: DROP TABLE deletes it), unless they say otherwise."""
+        return {storage.OWNED_KEY: "true", **self.properties}
 
 
 def stage(ns, table_id: list[str], properties: dict[str, str], mode: Mode, options: dict[str, str]) -> dict:
@@ -99,7 +106,8 @@ def stage(ns, table_id: list[str], properties: dict[str, str], mode: Mode, optio
     if any((existing.properties or {}).get(k) != v for k, v in properties.items()):
         return {"atomic": False, "replaces": True}
     ref, _ = resolve(options)
-    staged = Stage(True, uuid.uuid4().hex, table_id, ref.uri, ref.storage_options, properties)
+    staged = Stage(replaces=True, job=uuid.uuid4().hex, table=table_id, location=ref.uri,
+                   storage_options=ref.storage_options, properties=properties)
     return _staged(staged, {**options, "stage": staged.job, "tableProperties": json.dumps(properties)})
 
 
@@ -112,7 +120,8 @@ def _stage_create(ns, table_id: list[str], properties: dict[str, str]) -> dict:
         return {"atomic": False, "replaces": False}
     storage_options = placement_answer(ns, "storage_options_for", table_id) or {}
     location = storage.unused_location(location, storage_options)
-    staged = Stage(False, job, table_id, location, storage_options, properties, managed)
+    staged = Stage(replaces=False, job=job, table=table_id, location=location, storage_options=storage_options,
+                   properties=properties, managed=managed)
     options = {"path": location, **{f"storage.{k}": v for k, v in storage_options.items()},
                "stage": job, "tableProperties": json.dumps(properties)}
     return _staged(staged, options)
@@ -124,7 +133,7 @@ def _staged(staged: Stage, options: dict[str, str]) -> dict:
 
 def commit(ns, staged: Stage, options: dict[str, str]) -> None:
     """commitStagedChanges: the job's handed-over commit made (see the module docstring)."""
-    job = staged.files()
+    job = staged.job_files()
     text = job.staged()
     if text is None:
         raise error("InvalidTableStateError", f"the write job of table {staged.table} handed no commit over")
@@ -160,9 +169,9 @@ def _commit_create(ns, staged: Stage, handed: StagedCommit) -> None:
             # another CTAS of the name staged here and committed first: its table, not ours
             raise error("TableAlreadyExistsError", f"table {staged.table} was created while this one was written")
         raise
-    owned = {storage.OWNED_KEY: "true", **staged.properties}  # the namespace chose the location: its data
     try:
-        ns.register_table(RegisterTableRequest(id=staged.table, location=staged.location, properties=owned))
+        ns.register_table(RegisterTableRequest(id=staged.table, location=staged.location,
+                                               properties=staged.entry_properties))
     except LanceNamespaceError:
         if _holds(ns, staged):  # registered after all (the answer was lost on the way)
             return
@@ -175,8 +184,8 @@ def _commit_managed_create(ns, staged: Stage, handed: StagedCommit, options: dic
     """Declared at the location, then version 1 published through the namespace."""
     from lance_namespace import DeclareTableRequest
 
-    owned = {storage.OWNED_KEY: "true", **staged.properties}
-    ns.declare_table(DeclareTableRequest(id=staged.table, location=staged.location, properties=owned))
+    ns.declare_table(DeclareTableRequest(id=staged.table, location=staged.location,
+                                         properties=staged.entry_properties))
     ref, _ = resolve(options)
     try:
         commit_staged(ref, handed, first_version=True)
@@ -205,4 +214,4 @@ def _same_location(a: str | None, b: str) -> bool:
 def abort(staged: Stage) -> None:
     """abortStagedChanges: every file the job wrote deleted (its recorded files: those of
     tasks still running too, see :mod:`.jobfiles`); the namespace was never changed."""
-    staged.files().abort([])
+    staged.job_files().abort([])

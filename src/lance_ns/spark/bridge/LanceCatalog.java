@@ -296,6 +296,7 @@ public class LanceCatalog implements StagingTableCatalog, SupportsNamespaces, Pr
   }
 
   // ------------------------------------------------------- staged CTAS and RTAS
+  // (Spark 4 calls the TableInfo and Column[] variants; the interface's defaults bring them here, as for createTable)
 
   /**
    * CTAS ({@code CREATE TABLE ... AS SELECT}, {@code df.writeTo(t).create()}): nothing in
