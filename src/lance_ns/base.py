@@ -246,6 +246,13 @@ def parse_int(raw: str | None, what: str, minimum: int = 0) -> int | None:
     return value
 
 
+def placement_answer(namespace: Any, question: str, *args: Any) -> Any:
+    """A placement question (:class:`NamespaceBase`'s ``table_location_for``...) to any
+    namespace; None from one that does not answer them (not lance-ns's)."""
+    ask = getattr(namespace, question, None)
+    return ask(*args) if callable(ask) else None
+
+
 class NamespaceBase(LanceNamespace):
     """Base of every lance-ns implementation.
 
@@ -364,6 +371,12 @@ class NamespaceBase(LanceNamespace):
         """The storage options this namespace reads and writes ``table_id``'s data with
         (its ``storage.*`` properties)."""
         return dict(self.storage_options)
+
+    def managed_versioning_for(self, table_id: list[str], properties: dict[str, str] | None = None) -> bool | None:
+        """Whether a table this namespace makes at ``table_id`` with ``properties`` would be
+        implementation-managed (its versions committed through the namespace), told before
+        any entry exists; None where it cannot tell (a remote server decides at declaration)."""
+        return None
 
     # the seed spec's names
     def get_namespace(self, request=None):

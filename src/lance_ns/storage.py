@@ -421,6 +421,12 @@ def fresh_variant(location: str, tag: str | None = None) -> str:
     return f"{stem}-{tag}.{suffix}"
 
 
+def unused_location(location: str, storage_options: dict[str, str] | None = None) -> str:
+    """``location``, or a :func:`fresh_variant` of it when it still holds files (a dropped
+    or deregistered table's, a killed writer's orphans): where a new table's data may go."""
+    return fresh_variant(location) if holds_files(location, storage_options) else location
+
+
 _FRESH_TAG = re.compile(r"-[0-9a-f]{8}")
 
 

@@ -43,6 +43,7 @@ from lance_namespace import (
 )
 
 from . import dataset_copy, storage, walk
+from .base import placement_answer
 from .catalog.entry import MANAGED_KEY, TABLE_TYPE_KEY
 from .errors import (
     InvalidInputError,
@@ -264,7 +265,7 @@ def _namespace_step(dst, source: list[str], target: list[str], props: dict[str, 
     try:
         held = dst.describe_namespace(DescribeNamespaceRequest(id=target)).properties or {}
     except NamespaceNotFoundError:
-        refusal = _asked(dst, "namespace_refusal", target, True)
+        refusal = placement_answer(dst, "namespace_refusal", target, True)
         if refusal is not None:
             return None, Refusal(source, target, code_of(refusal), str(refusal))
         return Step("namespace", "create", source, target, properties=dict(props)), None
@@ -290,7 +291,7 @@ def _table_step(src, dst, source: list[str], target: list[str], options: _Option
     location = None if options.mode == "copy" else desc.location
     action = "declare" if desc.is_only_declared else "register"
     if held is None:
-        refusal = _asked(dst, "table_refusal", target, location)
+        refusal = placement_answer(dst, "table_refusal", target, location)
         if refusal is not None:
             return None, Refusal(source, target, code_of(refusal), f"table {to_string(source)!r}: {refusal}")
         return Step("table", action, source, target, location, props), None
@@ -311,7 +312,7 @@ def _copy_step(src, dst, source, target, props, held, options: _Options):
     location, why = _copy_location(dst, target, files)
     if location is None:
         return None, Refusal(source, target, *why)
-    refusal = _asked(dst, "table_refusal", target, location)
+    refusal = placement_answer(dst, "table_refusal", target, location)
     if refusal is not None:
         return None, Refusal(source, target, code_of(refusal), f"table {to_string(source)!r}: {refusal}")
     step.location = location
@@ -322,7 +323,7 @@ def _copy_location(dst, target: list[str], files: dataset_copy.TableCopy) -> tup
     """Where a copy goes: the place the destination draws for it from the source and the
     target (the same on every run, so an interrupted copy is found and finished), or a sibling
     named after the source where other data lies there; (None, (code, why)) where none can be."""
-    location = _asked(dst, "table_location_for", target, f"{files.source}\n{to_string(target)}")
+    location = placement_answer(dst, "table_location_for", target, f"{files.source}\n{to_string(target)}")
     if location is None:
         return None, (0, "copy mode needs a destination that says where it places a table before the table "
                          "exists (a lance-ns backend; a REST server's client cannot): sync on the server's own "
@@ -359,15 +360,8 @@ def _copied_in_sync(dst, target: list[str], theirs) -> bool:
     return ours.version == theirs.version and ours.schema == theirs.schema and ours.count_rows() == theirs.count_rows()
 
 
-def _asked(ns, question: str, *args: Any) -> Any:
-    """A placement question (lance_ns.base.NamespaceBase) to a namespace; None from one that
-    does not answer them (not lance-ns's)."""
-    ask = getattr(ns, question, None)
-    return ask(*args) if callable(ask) else None
-
-
 def _storage_options(ns, table_id: list[str]) -> dict[str, str]:
-    return _asked(ns, "storage_options_for", table_id) or {}
+    return placement_answer(ns, "storage_options_for", table_id) or {}
 
 
 def _refuse_overlap(src, dst, src_id: list[str], dst_id: list[str]) -> None:

@@ -36,12 +36,13 @@ def lake(tmp_path):
 
 class Catalog:
     """A catalog configured in the session: its name and a lance-ns client
-    of the same namespace (to check what Spark did through pylance)."""
+    of the same namespace (to check what Spark did through pylance), and the
+    directory its tables' data goes to (behind a REST server too)."""
 
-    def __init__(self, spark, name: str, properties: dict[str, str], client):
+    def __init__(self, spark, name: str, properties: dict[str, str], client, root: str | None = None):
         from lance_ns.spark.session import catalog_conf
 
-        self.name, self.properties, self.client = name, properties, client
+        self.name, self.properties, self.client, self.root = name, properties, client, root
         for key, value in catalog_conf({name: properties}).items():
             spark.conf.set(key, value)
 
@@ -76,7 +77,7 @@ def _catalogs(spark, tmp_path_factory):
                     props = {"impl": "rest", "uri": server.url}
             client = lance_ns.from_config(catalog_config(props))
             stack.callback(client.close)
-            made[kind] = Catalog(spark, f"lance_{kind}", props, client)
+            made[kind] = Catalog(spark, f"lance_{kind}", props, client, str(root))
             return made[kind]
 
         yield get

@@ -8,7 +8,8 @@ so no job ever commits.  The test kills this whole process group with SIGKILL.
 
     python tests/spark/killed_write_job.py ROOT FORM:CATALOG.TABLE ...
 
-FORM is ``append``, ``overwrite``, ``insert-overwrite`` or ``ctas``.
+FORM is ``append``, ``overwrite``, ``insert-overwrite``, ``ctas`` (a table that does not exist) or
+``replace`` (``createOrReplace`` of an existing table: a staged RTAS).
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ def main(root: str, jobs: list[str]) -> None:
             spark.sql(f"INSERT OVERWRITE {table} SELECT * FROM incoming_{abs(hash(table))}")
         elif form == "ctas":
             rows.writeTo(table).create()
+        elif form == "replace":
+            rows.writeTo(table).createOrReplace()
         else:
             raise SystemExit(f"unknown write form {form!r}")
 

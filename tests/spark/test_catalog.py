@@ -147,7 +147,7 @@ def test_drop_table(spark, catalog, db):
 
 def test_delete_and_time_travel(spark, catalog, db):
     t = f"{db}.history"
-    spark.range(10).selectExpr("id AS x").writeTo(t).create()  # versions: 1 empty, 2 the rows
+    spark.range(10).selectExpr("id AS x").writeTo(t).create()  # dir, hms: staged, version 1 has the rows
     before = pylance(catalog, t)
     version = lance.dataset(namespace_client=catalog.client, table_id=table_id(t)).version
     spark.sql(f"DELETE FROM {t} WHERE x >= 5 OR x = 0")

@@ -9,12 +9,15 @@ directory catalog of this module's own."""
 
 from __future__ import annotations
 
+import glob
+import json
 import os
 import threading
 from decimal import Decimal
 from pathlib import Path
 
 import lance
+import pyarrow as pa
 import pytest
 from pyspark.sql import functions as F
 
@@ -186,6 +189,99 @@ def test_replace_where_option_of_the_source(spark, lake):
     with pytest.raises(Exception, match="need an overwrite"):
         writer(frame(spark, (4, "d"))).mode("append").option("replaceWhere", "n = 1").save("db.t")
     assert read() == [(2, "b"), (3, "c")]
+
+
+# ------------------------------------------------------------ staged CTAS and RTAS
+#
+# On every catalog kind: dir and hms stage a CTAS (nothing in the namespace until its job
+# succeeded); a REST server's client cannot tell a new table's location beforehand, so its
+# CTAS takes Spark's non-atomic path (created first, dropped if the job fails).  Every kind
+# stages an RTAS.
+
+
+def _fail_the_second_task(spark) -> None:
+    """``fail_late(n)``: n, except that the task holding n = 5 raises, after a pause in which
+    the other task writes and records its fragment."""
+
+    def fail_late(n):
+        if n == 5:
+            import time
+
+            time.sleep(2)
+            raise RuntimeError("this task fails")
+        return n
+
+    spark.udf.register("fail_late", fail_late, "bigint")
+
+
+def _files_of(catalog, name: str) -> list[str]:
+    """The data files in any directory of the catalog named after table ``name``."""
+    return glob.glob(f"{catalog.root}/**/*{name}*/data/*", recursive=True)
+
+
+def test_a_failed_ctas_leaves_no_table_and_no_file(spark, catalog, db):
+    from lance_ns.errors import TableNotFoundError
+
+    t = f"{db}.failedctas"
+    _fail_the_second_task(spark)
+    with pytest.raises(Exception, match="this task fails"):
+        spark.sql(f"CREATE TABLE {t} AS SELECT fail_late(id) AS n, 'x' AS s FROM range(0, 8, 1, 2)")
+    assert spark.sql(f"SHOW TABLES IN {db}").count() == 0
+    with pytest.raises(TableNotFoundError):
+        catalog.client.describe_table({"id": table_id(t)})
+    assert _files_of(catalog, "failedctas") == []
+    spark.sql(f"CREATE TABLE {t} AS SELECT id AS n, 'x' AS s FROM range(0, 8, 1, 2)")
+    assert rows(spark.table(t)) == [(i, "x") for i in range(8)]
+    staged = catalog.properties["impl"] != "rest"
+    assert dataset(catalog, t).version == (1 if staged else 2)  # staged: the table appeared with its rows
+
+
+def test_a_ctas_table_has_its_tblproperties_and_its_drop_deletes_its_data(spark, catalog, db):
+    t = f"{db}.propped"
+    spark.sql(f"CREATE TABLE {t} TBLPROPERTIES ('team' = 'sales', 'vec.arrow.fixed-size-list.size' = '2') "
+              "AS SELECT id, array(CAST(id AS FLOAT), 1.0f) AS vec FROM range(3)")
+    assert catalog.client.describe_table({"id": table_id(t)}).properties["team"] == "sales"
+    extended = {r[0]: r[1] for r in spark.sql(f"DESCRIBE TABLE EXTENDED {t}").collect()}
+    assert "team" in str(extended.get("Table Properties"))
+    ds = dataset(catalog, t)
+    assert ds.schema.field("vec").type == pa.list_(pa.field("element", pa.float32()), 2)
+    assert ds.count_rows() == 3
+    data = Path(ds.uri.removeprefix("file://")) / "data"
+    assert list(data.iterdir())
+    spark.sql(f"DROP TABLE {t}")  # the namespace owns a CTAS's table: its data goes with it
+    assert not data.exists() or not list(data.iterdir())
+
+
+def test_an_rtas_leaves_the_old_table_as_it_was_until_its_commit(spark, catalog, db, tmp_path):
+    t = f"{db}.replaced"
+    frame(spark, (1, "a"), (2, "b")).writeTo(t).create()
+    before = dataset(catalog, t)
+    old = {"rows": rows(spark.table(t)), "files": files(before),
+           "fragments": [f.metadata.to_json() for f in before.get_fragments()]}
+    _fail_the_second_task(spark)
+    with pytest.raises(Exception, match="this task fails"):
+        spark.sql(f"REPLACE TABLE {t} AS SELECT fail_late(id) AS n, 'x' AS s FROM range(0, 8, 1, 2)")
+    after = dataset(catalog, t)
+    assert after.version == before.version
+    assert {"rows": rows(spark.table(t)), "files": files(after),
+            "fragments": [f.metadata.to_json() for f in after.get_fragments()]} == old
+    # while the replacing job runs, readers see the old table
+    seen, uri = tmp_path / "seen.json", before.uri
+
+    def read_the_table():
+        import json
+
+        import lance as pylance_in_worker
+
+        seen.write_text(json.dumps(pylance_in_worker.dataset(uri).to_table().to_pylist()))
+
+    spark.udf.register("read_during", once_per_job(tmp_path / "read", read_the_table), "bigint")
+    spark.sql(f"REPLACE TABLE {t} AS SELECT read_during(id) AS w FROM range(3)")
+    assert sorted(json.loads(seen.read_text()), key=lambda r: r["n"]) == [{"n": 1, "s": "a"}, {"n": 2, "s": "b"}]
+    assert rows(spark.table(t)) == [(0,), (1,), (2,)]
+    # one Overwrite commit of the table: its history still reaches the replaced rows
+    assert dataset(catalog, t).version == before.version + 1
+    assert rows(spark.sql(f"SELECT * FROM {t} VERSION AS OF {before.version}")) == old["rows"]
 
 
 # ------------------------------------------------------------ managed tables

@@ -213,3 +213,96 @@ def test_a_bridge_that_cannot_be_built_warns_and_falls_back(tmp_path, monkeypatc
     monkeypatch.setenv("LANCE_NS_CACHE", str(blocker / "cache"))  # cannot be created
     with pytest.warns(UserWarning, match="no JVM read path"):
         assert session._bridge_jar() is None
+
+
+# ---------------------------------------------------------- staged CTAS / RTAS (.staging)
+
+_STAGED_SCHEMA = '{"type":"struct","fields":[{"name":"n","type":"long","nullable":true,"metadata":{}}]}'
+
+
+def _staged_job(reply: dict, values: list[int]):
+    """The write job of a staged table with its one task run (its fragment written and
+    recorded): the job's writer and the task's commit message."""
+    import json
+
+    from pyspark.sql.types import StructType
+
+    writer = dsrc.LanceDataSource(reply["options"]).writer(StructType.fromJson(json.loads(_STAGED_SCHEMA)), False)
+    return writer, writer.write(iter([pa.record_batch([pa.array(values, pa.int64())], names=["n"])]))
+
+
+@pytest.fixture
+def staging_catalog(tmp_path):
+    """A directory catalog's properties (as Spark gives them) and a client of its namespace."""
+    import lance_ns
+
+    catalog = {"impl": "dir", "root": str(tmp_path / "lake")}
+    ns = lance_ns.connect("dir", {"root": catalog["root"]})
+    ns.create_namespace(CreateNamespaceRequest(id=["db"]))
+    return catalog, ns
+
+
+def test_a_staged_create_shows_nothing_until_its_commit(staging_catalog):
+    from lance_ns.spark import catalog as spark_catalog
+
+    catalog, ns = staging_catalog
+    reply = spark_catalog.stage_table(catalog, ["db", "new"], _STAGED_SCHEMA, {"team": "x"}, "create")
+    assert reply["atomic"]
+    job, message = _staged_job(reply, [1, 2])
+    job.commit([message])  # the job's commit: handed over, nothing committed
+    assert ns.list_tables({"id": ["db"]}).tables == []
+    assert not Path(reply["stage"]["location"], "_versions").exists()
+    spark_catalog.commit_staged(catalog, ["db", "new"], reply["stage"])
+    described = ns.describe_table(DescribeTableRequest(id=["db", "new"]))
+    assert described.location == reply["stage"]["location"] and described.properties == {"team": "x"}
+    ds = lance.dataset(described.location)
+    assert ds.version == 1 and ds.to_table().to_pylist() == [{"n": 1}, {"n": 2}]
+    ns.drop_table({"id": ["db", "new"]})  # the namespace's own: the drop deletes the data
+    assert not list(Path(described.location).glob("data/*"))
+
+
+def test_an_aborted_staged_create_leaves_no_file(staging_catalog):
+    from lance_ns.spark import catalog as spark_catalog
+
+    catalog, ns = staging_catalog
+    reply = spark_catalog.stage_table(catalog, ["db", "new"], _STAGED_SCHEMA, {}, "create")
+    _staged_job(reply, [1, 2])
+    location = Path(reply["stage"]["location"])
+    assert list(location.glob("data/*"))
+    spark_catalog.abort_staged(catalog, ["db", "new"], reply["stage"])
+    assert not list(location.glob("data/*"))
+    assert ns.list_tables({"id": ["db"]}).tables == []
+
+
+def test_a_staged_replace_changes_the_table_in_its_commit_only(staging_catalog):
+    from lance_ns.spark import catalog as spark_catalog
+
+    catalog, ns = staging_catalog
+    ns.create_table({"id": ["db", "t"]}, pa.table({"s": ["old"]}))
+    reply = spark_catalog.stage_table(catalog, ["db", "t"], _STAGED_SCHEMA, {}, "create_or_replace")
+    assert reply["atomic"] and reply["stage"]["replaces"]
+    job, message = _staged_job(reply, [7])
+    job.commit([message])
+    location = ns.describe_table(DescribeTableRequest(id=["db", "t"])).location
+    assert lance.dataset(location).to_table().to_pylist() == [{"s": "old"}]
+    spark_catalog.commit_staged(catalog, ["db", "t"], reply["stage"])
+    ds = lance.dataset(location)
+    assert ds.version == 2 and ds.to_table().to_pylist() == [{"n": 7}]
+    assert ds.checkout_version(1).to_table().to_pylist() == [{"s": "old"}]
+    # new TBLPROPERTIES cannot come with the Lance commit: Spark's non-atomic path
+    changed = spark_catalog.stage_table(catalog, ["db", "t"], _STAGED_SCHEMA, {"team": "y"}, "replace")
+    assert changed == {"atomic": False, "replaces": True}
+
+
+def test_staging_refusals_keep_their_codes(staging_catalog):
+    from lance_ns.errors import NamespaceNotFoundError, TableAlreadyExistsError
+    from lance_ns.spark import catalog as spark_catalog
+
+    catalog, ns = staging_catalog
+    ns.create_table({"id": ["db", "t"]}, pa.table({"n": pa.array([1], pa.int64())}))
+    for table, mode, refused, code in ((["db", "t"], "create", TableAlreadyExistsError, 5),
+                                       (["nope", "t"], "create", NamespaceNotFoundError, 1),
+                                       (["db", "missing"], "replace", TableNotFoundError, 4)):
+        with pytest.raises(refused) as caught:
+            spark_catalog.stage_table(catalog, table, _STAGED_SCHEMA, {}, mode)
+        assert caught.value.code == code

@@ -271,6 +271,14 @@ class CatalogNamespace(NamespaceBase, CatalogStore):
         ns, name = split_table_id(table_id)
         return self.default_location(ns, name)
 
+    @translating
+    def managed_versioning_for(self, table_id: list[str], properties: dict[str, str] | None = None) -> bool:
+        """The kind DeclareTable would give a table at ``table_id`` with ``properties``
+        (:meth:`_wants_managed`), told before its entry exists: its namespace missing is
+        code 1, a level that holds no tables 13, a managed table this backend cannot hold 0."""
+        ns, _ = split_table_id(table_id)
+        return self._wants_managed(properties, self.require_table_namespace(ns))
+
     def require_namespace(self, ns: list[str]) -> dict[str, str]:
         if not ns:
             return {}
@@ -532,9 +540,7 @@ class CatalogNamespace(NamespaceBase, CatalogStore):
         it still holds files: a dropped table's (kept taken by its marker, maybe
         still being written by a late writer of that table) or a deregistered one's.
         Asked by CreateTable (DataOperations._creation_location), never by DeclareTable."""
-        if storage.holds_files(location, self.storage_options):
-            return storage.fresh_variant(location)
-        return location
+        return storage.unused_location(location, self.storage_options)
 
     def deletes_data_of(self, ns: list[str], table: CatalogTable, purge: bool = False) -> bool:
         """Whether dropping ``table`` deletes its data (see :meth:`owns_data`)."""

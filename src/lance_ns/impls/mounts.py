@@ -42,7 +42,7 @@ from lance_namespace import LanceNamespace
 from lance_namespace.errors import LanceNamespaceError
 from pydantic import BaseModel
 
-from ..base import OPERATIONS, NamespaceBase, Operation, normalising
+from ..base import OPERATIONS, NamespaceBase, Operation, normalising, placement_answer
 from ..errors import (
     InvalidInputError,
     NamespaceNotFoundError,
@@ -270,18 +270,24 @@ class MountsNamespace(NamespaceBase):
         return ask(self.mount(ids[0]), ids[1:])
 
     def namespace_refusal(self, ns, planned=False):
-        return self._placement(ns, "namespace", lambda mount, own: _ask(mount, "namespace_refusal", own, planned))
+        return self._placement(ns, "namespace", lambda mount, own: placement_answer(
+            mount, "namespace_refusal", own, planned))
 
     def table_refusal(self, table_id, location=None):
-        return self._placement(table_id, "table", lambda mount, own: _ask(mount, "table_refusal", own, location))
+        return self._placement(table_id, "table", lambda mount, own: placement_answer(
+            mount, "table_refusal", own, location))
 
     def table_location_for(self, table_id, seed=None):
-        return self._placement(table_id, "table", lambda mount, own: _ask(mount, "table_location_for", own, seed),
-                               raising=True)
+        return self._placement(table_id, "table", lambda mount, own: placement_answer(
+            mount, "table_location_for", own, seed), raising=True)
 
     def storage_options_for(self, table_id):
-        return self._placement(table_id, "table", lambda mount, own: _ask(mount, "storage_options_for", own),
-                               raising=True) or {}
+        return self._placement(table_id, "table", lambda mount, own: placement_answer(
+            mount, "storage_options_for", own), raising=True) or {}
+
+    def managed_versioning_for(self, table_id, properties=None):
+        return self._placement(table_id, "table", lambda mount, own: placement_answer(
+            mount, "managed_versioning_for", own, properties), raising=True)
 
     # -- the root itself ------------------------------------------------------------------
     def _answer_root(self, op: Operation, request: Any) -> Any:
@@ -428,12 +434,6 @@ def _with_mount(op: Operation, answer: Any, name: str) -> Any:
 
 def _addresses_table(op: Operation) -> bool:
     return op.method not in _NAMESPACE_OPS and "transaction" not in op.method
-
-
-def _ask(namespace: LanceNamespace, method: str, *args: Any) -> Any:
-    """A placement question to a mounted namespace; None from one that cannot tell (not lance-ns's)."""
-    asked = getattr(namespace, method, None)
-    return asked(*args) if callable(asked) else None
 
 
 def _not_found(op: Operation, why: str) -> LanceNamespaceError:

@@ -200,45 +200,52 @@ def create_table(catalog, table: list[str], schema: str, properties: Mapping[str
     the namespace (CreateTable) with the TBLPROPERTIES as table properties."""
     from pyspark.sql.types import StructType
 
-    from .schema import arrow_target
+    from .schema import arrow_target, vector_columns
 
     target = vector_columns(arrow_target(StructType.fromJson(json.loads(schema))), properties)
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, target) as writer:
         writer.write_table(target.empty_table())
-    props = {k: v for k, v in properties.items() if k not in ("provider", "location", "owner")}
+    props = entry_properties(properties)
     _ns(catalog).create_table(_request("create_table", id=table, properties=props or None), sink.getvalue().to_pybytes())
     return load_table(catalog, table)
 
 
-#: the table property that makes an ARRAY<FLOAT|DOUBLE> column a vector (lance-spark's name)
-VECTOR_SIZE = ".arrow.fixed-size-list.size"
+#: table properties Spark sets itself, which the namespace's entry does not keep
+SPARK_RESERVED = ("provider", "location", "owner")
 
 
-def vector_columns(schema: pa.Schema, properties: Mapping[str, str]) -> pa.Schema:
-    """``schema`` with each column a ``'<column>.arrow.fixed-size-list.size' = 'n'`` property
-    names made a fixed-size list of n (a vector, which vector indexes take)."""
-    fields = list(schema)
-    names = [f.name for f in fields]
-    for key, value in properties.items():
-        if not key.endswith(VECTOR_SIZE):
-            continue
-        column = key[: -len(VECTOR_SIZE)]
-        if column not in names:
-            raise error("InvalidInputError", f"table property {key!r} names no column (columns: {', '.join(names)})")
-        field = fields[names.index(column)]
-        item = field.type.value_type if pa.types.is_list(field.type) else None
-        if item is None or not (pa.types.is_float32(item) or pa.types.is_float64(item) or pa.types.is_float16(item)):
-            raise error("InvalidInputError", f"table property {key!r}: column {column!r} is {field.type}, not an "
-                                             "ARRAY<FLOAT> or ARRAY<DOUBLE>")
-        try:
-            size = int(value)
-        except ValueError:
-            size = 0
-        if size < 1:
-            raise error("InvalidInputError", f"table property {key!r} must be a positive integer, got {value!r}")
-        fields[names.index(column)] = pa.field(column, pa.list_(field.type.value_field, size), field.nullable)
-    return pa.schema(fields, metadata=schema.metadata)
+def entry_properties(properties: Mapping[str, str]) -> dict[str, str]:
+    """The TBLPROPERTIES a table's entry keeps."""
+    return {k: v for k, v in properties.items() if k not in SPARK_RESERVED}
+
+
+# ---------------------------------------------------------- staged CTAS / RTAS
+
+
+def stage_table(catalog, table: list[str], schema: str, properties: Mapping[str, str], mode: str) -> dict:
+    """stageCreate / stageReplace / stageCreateOrReplace (``mode`` create, replace,
+    create_or_replace): see :mod:`.staging`."""
+    from . import staging
+
+    return staging.stage(_ns(catalog), table, entry_properties(properties), staging.Mode(mode),
+                         table_options(catalog, table))
+
+
+def commit_staged(catalog, table: list[str], stage: dict) -> dict:
+    """commitStagedChanges of a staged table: its job's commit made, the table's entry with it."""
+    from . import staging
+
+    staging.commit(_ns(catalog), staging.Stage.of(stage), table_options(catalog, table))
+    return {}
+
+
+def abort_staged(catalog, table: list[str], stage: dict) -> dict:
+    """abortStagedChanges of a staged table: its job's files deleted, nothing in the namespace."""
+    from . import staging
+
+    staging.abort(staging.Stage.of(stage))
+    return {}
 
 
 def drop_table(catalog, table: list[str], purge: bool) -> dict:
@@ -323,6 +330,7 @@ CALLS = {
     for f in (
         list_namespaces, namespace_metadata, create_namespace, drop_namespace, list_tables, load_table,
         create_table, drop_table, rename_table, alter_table, delete_where, statement, search_schema,
+        stage_table, commit_staged, abort_staged,
     )
 }
 

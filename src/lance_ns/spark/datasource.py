@@ -22,11 +22,15 @@ the driver commits them in one transaction (Append, Overwrite, or with
 ``replaceWhere`` an Update that also deletes the matching rows; the version
 read at planning is the ``read_version``); ``abort`` deletes the files of
 a failed job, including those of tasks that finish after it (see
-:mod:`.jobfiles`), and undoes a table declaration it made.
+:mod:`.jobfiles`), and undoes a table declaration it made.  A staged job (the
+catalog's CTAS and RTAS, option ``stage``) commits nothing: its driver hands
+the commit over (:class:`StagedCommit`) and the catalog makes it
+(:func:`commit_staged`) when Spark commits the staged table (:mod:`.staging`).
 """
 
 from __future__ import annotations
 
+import base64
 import gc
 import itertools
 import json
@@ -59,7 +63,7 @@ from .planning import (
     snapshot_version,
     table_schema,
 )
-from .schema import arrow_target, spark_schema
+from .schema import arrow_target, spark_schema, vector_columns
 from .resolve import TableRef, latest_version, resolve
 
 #: transaction properties written with every commit of this source
@@ -195,11 +199,15 @@ class _WriteSpec:
             return LanceCommitMessage([])  # the job failed while this task wrote
         return message
 
-    def commit(self, messages, read_version: int | None, properties: dict[str, str]):
+    def commit(self, messages, read_version: int | None, properties: dict[str, str], first_version: bool = False):
+        """One Lance commit of the job's fragments.  ``first_version``: the table's version 1,
+        committed only if no other writer made one (no retry onto theirs: Lance would rebase
+        this Overwrite onto their version and their rows would be gone)."""
         import lance
         from lance.fragment import FragmentMetadata
 
         frags = [FragmentMetadata.from_json(j) for m in messages if m is not None for j in m.fragments]
+        exclusive = {"max_retries": 0, "enable_v2_manifest_paths": True} if first_version else {}
         deletions: list[str] = []  # deletion files written here, in no version if the commit fails
         try:
             if self.replaces is not None:
@@ -212,7 +220,7 @@ class _WriteSpec:
                 op = lance.LanceOperation.Append(frags)
             tx = lance.Transaction(read_version=read_version or 0, operation=op, transaction_properties=properties)
             return lance.LanceDataset.commit(self.ref.uri, tx, storage_options=self.ref.storage_options or None,
-                                             **self.ref.commit_options())
+                                             **self.ref.commit_options(), **exclusive)
         except BaseException:
             if deletions:
                 delete_files(open_session(self.ref.uri, self.ref.storage_options), deletions)
@@ -263,12 +271,13 @@ class _WriteSpec:
             delete_data_files(open_session(self.ref.uri, self.ref.storage_options), paths)
 
 
-def _write_target(spec: _WriteSpec, schema: StructType) -> tuple[pa.Schema, int | None]:
+def _write_target(spec: _WriteSpec, schema: StructType, properties: dict[str, str]) -> tuple[pa.Schema, int | None]:
     """The Arrow schema fragments are written with, and the version read (a
     replacement writes the table's schema at the version it replaces; a
-    ``replaceWhere`` predicate is checked against that version)."""
+    ``replaceWhere`` predicate is checked against that version; a new schema
+    has the vector columns ``properties`` name)."""
     ref, replaces = spec.ref, spec.replaces
-    incoming = arrow_target(schema)
+    incoming = vector_columns(arrow_target(schema), properties)
     version = latest_version(ref) if replaces is None else replaces
     if version is None or spec.new_schema:
         return incoming, version
@@ -305,25 +314,58 @@ def _castable(src: pa.DataType, dst: pa.DataType) -> bool:
 
 
 class LanceWriter(DataSourceArrowWriter):
-    def __init__(self, spec: _WriteSpec, read_version: int | None, declared: bool):
+    def __init__(self, spec: _WriteSpec, read_version: int | None, declared: bool, staged: bool = False):
         self.spec = spec
         self.read_version = read_version
         self.declared = declared
+        self.staged = staged
 
     def write(self, iterator):
         return self.spec.write(iterator)
 
     def commit(self, messages):
+        if self.staged:  # the catalog commits it with the table's entry (commit_staged); the records stay till then
+            fragments = [j for m in messages if m is not None for j in m.fragments]
+            self.spec.job.stage(StagedCommit(fragments, self.spec.target, self.read_version).to_json())
+            return
         self.spec.commit(messages, self.read_version, {WRITER_KEY: "spark"})
         self.spec.job.finish()
 
     def abort(self, messages):
         self.spec.job.abort(_data_files(messages))
         if self.declared:
-            _undeclare(self.spec.ref)
+            undeclare(self.spec.ref)
 
 
-def _undeclare(ref: TableRef) -> None:
+@dataclass(frozen=True)
+class StagedCommit:
+    """The commit a staged job hands over (:meth:`.JobFiles.stage`): its fragments
+    (FragmentMetadata JSON), the schema they were written with, the version it read."""
+
+    fragments: list[str]
+    schema: pa.Schema
+    read_version: int | None
+
+    def to_json(self) -> str:
+        schema = base64.b64encode(self.schema.serialize().to_pybytes()).decode()
+        return json.dumps({"fragments": self.fragments, "schema": schema, "read_version": self.read_version})
+
+    @classmethod
+    def from_json(cls, text: str) -> StagedCommit:
+        handed = json.loads(text)
+        schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(handed["schema"])))
+        return cls(handed["fragments"], schema, handed["read_version"])
+
+
+def commit_staged(ref: TableRef, staged: StagedCommit, first_version: bool = False):
+    """Make a staged job's commit: one Overwrite of the table at ``ref`` with the job's
+    rows and schema (``first_version``: the table's first, see :meth:`_WriteSpec.commit`)."""
+    spec = _WriteSpec(ref=ref, target=staged.schema, overwrite=True)
+    read_version = None if first_version else staged.read_version
+    return spec.commit([LanceCommitMessage(staged.fragments)], read_version, {WRITER_KEY: "spark"}, first_version)
+
+
+def undeclare(ref: TableRef) -> None:
     """Drop a table this job declared and never committed."""
     from lance_namespace import DropTableRequest
 
@@ -482,23 +524,26 @@ class LanceDataSource(DataSource):
             raise error("InvalidInputError", "options 'replaceVersion' and 'replaceWhere' need an overwrite")
         if replaces is not None and where is not None:
             raise error("InvalidInputError", "give either 'replaceVersion' or 'replaceWhere', not both")
-        ref, declared = self._ref(create=replaces is None)
+        staged = self.opts.stage is not None
+        # a staged job's table is declared by no write (a staged create's, by the catalog's commit)
+        ref, declared = self._ref(create=replaces is None and not staged)
         spec = _WriteSpec(
             ref=ref,
             target=None,  # set below: which schema depends on the kind of write
-            overwrite=overwrite,
+            overwrite=overwrite or staged,  # a staged job writes a new table's rows: its schema too
             max_rows_per_file=self.opts.max_rows_per_file,
             data_storage_version=self.opts.data_storage_version,
             replaces=replaces,
             replace_where=where,
         )
-        target, version = _write_target(spec, schema)
+        target, version = _write_target(spec, schema, self.opts.table_properties)
         return replace(spec, target=target), version, declared
 
     def writer(self, schema, overwrite):
         spec, version, declared = self._write_spec(schema, overwrite)
-        spec = replace(spec, job=JobFiles(spec.ref.uri, spec.ref.storage_options))
-        return LanceWriter(spec, version, declared)
+        stage = self.opts.stage
+        job = JobFiles(spec.ref.uri, spec.ref.storage_options, **({"job_id": stage} if stage else {}))
+        return LanceWriter(replace(spec, job=job), version, declared, staged=stage is not None)
 
     def streamReader(self, schema):
         ref, _ = self._ref()

@@ -12,6 +12,12 @@ finds the marker and deletes its own files.
 Left behind: the ``ABORTED`` marker of a failed job (a few bytes; a later
 task of that job must still see it) and the partial file of a task killed in
 the middle of writing one, which no record can name.
+
+A staged job (a CTAS or RTAS of the catalog, :mod:`.staging`) commits nothing
+itself: its driver hands the commit over as ``STAGED`` beside the records,
+for the catalog's ``commitStagedChanges`` to take (:meth:`JobFiles.stage`,
+:meth:`JobFiles.staged`); until then the records name its files, so an abort
+still finds them.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from typing import Iterable
 
 JOBS_DIR = "_lance_ns_spark"
 ABORTED = "ABORTED"
+STAGED = "STAGED"
 
 
 @dataclass(frozen=True)
@@ -68,13 +75,26 @@ class JobFiles:
         delete_data_files(session, sorted(found))
         for record in records:
             _delete_quietly(session, record)
+        _delete_quietly(session, f"{self._dir}/{STAGED}")
 
     def finish(self) -> None:
-        """Forget the records of a committed job."""
+        """Forget the records (and a staged job's handed-over commit) of a committed job."""
         session = self._session()
         for record in self._records(session):
             _delete_quietly(session, record)
+        _delete_quietly(session, f"{self._dir}/{STAGED}")
         _remove_empty_local_dirs(self.uri, self._dir)
+
+    def stage(self, commit: str) -> None:
+        """Hand a staged job's commit (text) over to whoever commits it later."""
+        _upload(self._session(), f"{self._dir}/{STAGED}", commit)
+
+    def staged(self) -> str | None:
+        """The commit a staged job handed over, or None if it handed none over."""
+        session = self._session()
+        if not session.contains(f"{self._dir}/{STAGED}"):
+            return None
+        return _download(session, f"{self._dir}/{STAGED}")
 
     def _records(self, session) -> list[str]:
         return [p for p in session.list(self._dir) if p.endswith(".json")]

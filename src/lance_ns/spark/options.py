@@ -10,6 +10,7 @@ with the user's spelling; option names are matched regardless of case.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -95,6 +96,11 @@ class SourceOptions:
     #: overwrite by deleting the rows this Lance SQL predicate matches and adding
     #: the new ones, in one commit (the catalog's overwrite(condition))
     replace_where: str | None = None
+    #: a staged CTAS/RTAS of the catalog (:mod:`.staging`): the job's id; the job's
+    #: commit is handed over to the catalog's commitStagedChanges instead of made
+    stage: str | None = None
+    #: the TBLPROPERTIES of the table a staged job writes (JSON): its vector columns
+    table_properties: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def parse(cls, options: Mapping[str, object]) -> SourceOptions:
@@ -123,6 +129,18 @@ class SourceOptions:
             if value.lower() not in ("true", "false"):
                 raise error("InvalidInputError", f"option {key!r} must be true or false, got {value!r}")
             return value.lower() == "true"
+
+        def json_object(key: str) -> dict[str, str]:
+            value = text(key)
+            if value is None:
+                return {}
+            try:
+                parsed = json.loads(value)
+            except ValueError:
+                parsed = None
+            if not isinstance(parsed, dict):
+                raise error("InvalidInputError", f"option {key!r} must be a JSON object, got {value!r}")
+            return {str(k): str(v) for k, v in parsed.items()}
 
         if text("impl"):
             ns_config = _impl_config(text("impl"), opts)
@@ -163,6 +181,8 @@ class SourceOptions:
             stream_id=text("streamId") or text("checkpointLocation"),
             replace_version=integer("replaceVersion"),
             replace_where=text("replaceWhere"),
+            stage=text("stage"),
+            table_properties=json_object("tableProperties"),
         )
 
     def table_id(self) -> list[str]:

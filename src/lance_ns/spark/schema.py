@@ -10,10 +10,13 @@ normalised first (large and fixed-size variants to the plain ones).
 from __future__ import annotations
 
 import inspect
+from typing import Mapping
 
 import pyarrow as pa
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StructType
+
+from .errors import error
 
 
 def _plain(t: pa.DataType) -> pa.DataType:
@@ -49,3 +52,33 @@ _UTC = ({"timezone": "UTC"} if "timezone" in inspect.signature(to_arrow_schema).
 def arrow_target(schema: StructType) -> pa.Schema:
     """The Arrow schema Spark expects for ``schema`` (its Python sources use UTC)."""
     return to_arrow_schema(schema, **_UTC)
+
+
+#: the table property that makes an ARRAY<FLOAT|DOUBLE> column a vector (lance-spark's name)
+VECTOR_SIZE = ".arrow.fixed-size-list.size"
+
+
+def vector_columns(schema: pa.Schema, properties: Mapping[str, str]) -> pa.Schema:
+    """``schema`` with each column a ``'<column>.arrow.fixed-size-list.size' = 'n'`` property
+    names made a fixed-size list of n (a vector, which vector indexes take)."""
+    fields = list(schema)
+    names = [f.name for f in fields]
+    for key, value in properties.items():
+        if not key.endswith(VECTOR_SIZE):
+            continue
+        column = key[: -len(VECTOR_SIZE)]
+        if column not in names:
+            raise error("InvalidInputError", f"table property {key!r} names no column (columns: {', '.join(names)})")
+        field = fields[names.index(column)]
+        item = field.type.value_type if pa.types.is_list(field.type) else None
+        if item is None or not (pa.types.is_float32(item) or pa.types.is_float64(item) or pa.types.is_float16(item)):
+            raise error("InvalidInputError", f"table property {key!r}: column {column!r} is {field.type}, not an "
+                                             "ARRAY<FLOAT> or ARRAY<DOUBLE>")
+        try:
+            size = int(value)
+        except ValueError:
+            size = 0
+        if size < 1:
+            raise error("InvalidInputError", f"table property {key!r} must be a positive integer, got {value!r}")
+        fields[names.index(column)] = pa.field(column, pa.list_(field.type.value_field, size), field.nullable)
+    return pa.schema(fields, metadata=schema.metadata)

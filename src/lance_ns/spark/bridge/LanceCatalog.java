@@ -18,9 +18,11 @@ import org.apache.spark.sql.connector.catalog.ProcedureCatalog;
 import org.apache.spark.sql.connector.catalog.functions.UnboundFunction;
 import org.apache.spark.sql.catalyst.analysis.NoSuchFunctionException;
 import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure;
+import org.apache.spark.sql.connector.catalog.StagedTable;
+import org.apache.spark.sql.connector.catalog.StagingTableCatalog;
 import org.apache.spark.sql.connector.catalog.SupportsNamespaces;
+import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.Table;
-import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.spark.sql.connector.catalog.TableChange;
 import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.types.DataType;
@@ -44,8 +46,11 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * namespace configuration.  A namespace error keeps its lance-ns code in the
  * message; the ones Spark has its own exception for (codes 1-5) are thrown as
  * that exception, so IF EXISTS / IF NOT EXISTS behave as Spark defines.
+ *
+ * <p>A staging catalog: CTAS and RTAS change the namespace only when their
+ * job has succeeded, in one step ({@link #stageCreate}, {@code lance_ns.spark.staging}).
  */
-public class LanceCatalog implements TableCatalog, SupportsNamespaces, ProcedureCatalog, FunctionCatalog {
+public class LanceCatalog implements StagingTableCatalog, SupportsNamespaces, ProcedureCatalog, FunctionCatalog {
   static final int NAMESPACE_NOT_FOUND = 1;
   static final int NAMESPACE_ALREADY_EXISTS = 2;
   static final int NAMESPACE_NOT_EMPTY = 3;
@@ -269,10 +274,7 @@ public class LanceCatalog implements TableCatalog, SupportsNamespaces, Procedure
   @SuppressWarnings("deprecation")
   public Table createTable(Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
       throws TableAlreadyExistsException, NoSuchNamespaceException {
-    if (partitions.length > 0) {
-      throw new UnsupportedOperationException(
-          "PARTITIONED BY is not supported by the lance catalog (UnsupportedOperationError, code 0)");
-    }
+    refusePartitions(partitions);
     try {
       return table(ident, call("create_table", "table", id(ident), "schema", schema.json(), "properties", properties));
     } catch (Workers.WorkerError e) {
@@ -284,6 +286,142 @@ public class LanceCatalog implements TableCatalog, SupportsNamespaces, Procedure
       }
       throw failed(e);
     }
+  }
+
+  private static void refusePartitions(Transform[] partitions) {
+    if (partitions.length > 0) {
+      throw new UnsupportedOperationException(
+          "PARTITIONED BY is not supported by the lance catalog (UnsupportedOperationError, code 0)");
+    }
+  }
+
+  // ------------------------------------------------------- staged CTAS and RTAS
+  // (Spark 4 calls the TableInfo and Column[] variants; the interface's defaults bring them here, as for createTable)
+
+  /**
+   * CTAS ({@code CREATE TABLE ... AS SELECT}, {@code df.writeTo(t).create()}): nothing in
+   * the namespace until the job has succeeded; the job's files are deleted if it fails.
+   * Where the namespace cannot tell a new table's location before its entry exists (a
+   * REST server's client), Spark's non-atomic path instead: the table is created now
+   * and dropped if the job fails while the driver lives.
+   */
+  @Override
+  @SuppressWarnings("deprecation")
+  public StagedTable stageCreate(Identifier ident, StructType schema, Transform[] partitions,
+      Map<String, String> properties) throws TableAlreadyExistsException, NoSuchNamespaceException {
+    Map<String, Object> reply;
+    try {
+      reply = stage(ident, schema, partitions, properties, "create");
+    } catch (Workers.WorkerError e) {
+      if (e.code == TABLE_ALREADY_EXISTS) {
+        throw new TableExists(ident, e);
+      }
+      if (e.code == NAMESPACE_NOT_FOUND) {
+        throw new NoSuchNamespace(ident.namespace(), e);
+      }
+      throw failed(e);
+    }
+    if (isAtomic(reply)) {
+      return staged(ident, schema, properties, reply);
+    }
+    return createdNow(ident, schema, partitions, properties);
+  }
+
+  /**
+   * RTAS ({@code REPLACE TABLE ... AS SELECT}, {@code df.writeTo(t).replace()}): the table
+   * stays as it is until the job has succeeded, then one Lance Overwrite commit gives it
+   * the new schema and rows.  An RTAS whose TBLPROPERTIES the table lacks takes Spark's
+   * non-atomic path (drop, create, write).
+   */
+  @Override
+  @SuppressWarnings("deprecation")
+  public StagedTable stageReplace(Identifier ident, StructType schema, Transform[] partitions,
+      Map<String, String> properties) throws NoSuchNamespaceException, NoSuchTableException {
+    Map<String, Object> reply;
+    try {
+      reply = stage(ident, schema, partitions, properties, "replace");
+    } catch (Workers.WorkerError e) {
+      if (e.code == TABLE_NOT_FOUND) {
+        throw new NoSuchTable(ident, e);
+      }
+      if (e.code == NAMESPACE_NOT_FOUND) {
+        throw new NoSuchNamespace(ident.namespace(), e);
+      }
+      throw failed(e);
+    }
+    return stagedOrNow(ident, schema, partitions, properties, reply);
+  }
+
+  /** {@code CREATE OR REPLACE TABLE ... AS SELECT}, {@code df.writeTo(t).createOrReplace()}: as the two above. */
+  @Override
+  @SuppressWarnings("deprecation")
+  public StagedTable stageCreateOrReplace(Identifier ident, StructType schema, Transform[] partitions,
+      Map<String, String> properties) throws NoSuchNamespaceException {
+    Map<String, Object> reply;
+    try {
+      reply = stage(ident, schema, partitions, properties, "create_or_replace");
+    } catch (Workers.WorkerError e) {
+      if (e.code == NAMESPACE_NOT_FOUND) {
+        throw new NoSuchNamespace(ident.namespace(), e);
+      }
+      throw failed(e);
+    }
+    return stagedOrNow(ident, schema, partitions, properties, reply);
+  }
+
+  private Map<String, Object> stage(Identifier ident, StructType schema, Transform[] partitions,
+      Map<String, String> properties, String mode) {
+    refusePartitions(partitions);
+    return call("stage_table", "table", id(ident), "schema", schema.json(), "properties", properties, "mode", mode);
+  }
+
+  private static boolean isAtomic(Map<String, Object> reply) {
+    return (Boolean) reply.get("atomic");
+  }
+
+  /** The table the job writes, committed or aborted by the namespace as one staged change. */
+  @SuppressWarnings("unchecked")
+  private StagedTable staged(Identifier ident, StructType schema, Map<String, String> properties,
+      Map<String, Object> reply) {
+    Map<String, Object> stage = (Map<String, Object>) reply.get("stage");
+    Map<String, String> options = (Map<String, String>) reply.get("options");
+    return new LanceStagedTable(
+        new LanceCatalogTable(this, ident, schema, options, properties),
+        () -> stagedCall("commit_staged", ident, stage),
+        () -> stagedCall("abort_staged", ident, stage));
+  }
+
+  private void stagedCall(String call, Identifier ident, Map<String, Object> stage) {
+    try {
+      call(call, "table", id(ident), "stage", stage);
+    } catch (Workers.WorkerError e) {
+      if (e.code == TABLE_ALREADY_EXISTS) {  // another CTAS of the name committed first
+        throw LanceSqlExtensions.<RuntimeException>sneaky(new TableExists(ident, e));
+      }
+      throw failed(e);
+    }
+  }
+
+  private StagedTable stagedOrNow(Identifier ident, StructType schema, Transform[] partitions,
+      Map<String, String> properties, Map<String, Object> reply) throws NoSuchNamespaceException {
+    if (isAtomic(reply)) {
+      return staged(ident, schema, properties, reply);
+    }
+    if ((Boolean) reply.get("replaces")) {
+      dropTable(ident);
+    }
+    try {
+      return createdNow(ident, schema, partitions, properties);
+    } catch (TableAlreadyExistsException e) {  // created by another statement since the drop
+      throw LanceSqlExtensions.<RuntimeException>sneaky(e);
+    }
+  }
+
+  /** Spark's non-atomic path: the table created now, dropped again if the job fails. */
+  private StagedTable createdNow(Identifier ident, StructType schema, Transform[] partitions,
+      Map<String, String> properties) throws TableAlreadyExistsException, NoSuchNamespaceException {
+    SupportsWrite created = (SupportsWrite) createTable(ident, schema, partitions, properties);
+    return new LanceStagedTable(created, () -> { }, () -> dropTable(ident));
   }
 
   /** ADD / DROP / RENAME COLUMN, through the namespace's AlterTable* operations. */

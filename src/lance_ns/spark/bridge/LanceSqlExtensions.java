@@ -213,8 +213,9 @@ public final class LanceSqlExtensions extends AbstractFunction1<SparkSessionExte
     throw analysisError(what + " on " + String.join(".", table) + ": " + e.getMessage(), e);
   }
 
+  /** {@code t} thrown where its checked type is not declared (Spark's interfaces do not declare them all). */
   @SuppressWarnings("unchecked")
-  private static <T extends Throwable> T sneaky(Throwable t) throws T {
+  static <T extends Throwable> T sneaky(Throwable t) throws T {
     throw (T) t;
   }
 }
