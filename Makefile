@@ -14,7 +14,8 @@ STAMP  := $(VENV)/.installed-stamp
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml setup.py
+# (the Java sources too: the package carries their jars, built at install: setup.py)
+$(STAMP): pyproject.toml setup.py $(wildcard src/lance_ns/spark/bridge/*.java)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
 	$(BIN)/python -m pip install -q -e '.[test]' 2>&1 | grep -v '^WARNING: Location' ; test $${PIPESTATUS[0]:-0} -eq 0

@@ -206,8 +206,9 @@ def test_a_packaged_jar_is_used_only_while_built_from_the_sources_beside_it(tmp_
 
 
 def test_a_bridge_that_cannot_be_built_warns_and_falls_back(tmp_path, monkeypatch):
-    from lance_ns.spark import session
+    from lance_ns.spark import jar, session
 
+    monkeypatch.setattr(jar, "PACKAGED", tmp_path / "no-packaged-jars")  # (a pyspark the package has none for)
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("")
     monkeypatch.setenv("LANCE_NS_CACHE", str(blocker / "cache"))  # cannot be created
