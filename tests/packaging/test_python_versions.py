@@ -88,7 +88,7 @@ def test_installs_and_round_trips_on_claimed_python(which, lance_ns_wheel, tmp_p
 
 def test_the_wheel_carries_the_spark_bridge_jar_of_every_supported_minor(lance_ns_wheel):
     """Built with the wheel from the sources in it: a JRE-only machine installing the wheel runs
-    the JVM path (tests/spark/test_jre_only.py runs it on a JRE)."""
+    the JVM path (tests/spark/test_supported_range.py runs it on a JRE)."""
     import zipfile
 
     from lance_ns.spark import jar

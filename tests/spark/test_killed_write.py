@@ -28,9 +28,12 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 JOB = Path(__file__).with_name("killed_write_job.py")
 #: catalog -> (table, write form) run by the killed job; ``ctas`` names a table that does not exist
+#: (one job per form and kind of commit: an append and a staged replace on a storage-managed table,
+#: an overwrite published through the namespace, a staged create of each kind; every job starts
+#: two Python workers, so the list is kept to what differs)
 JOBS = {
-    "lake": [("app", "append"), ("io", "insert-overwrite"), ("new", "ctas"), ("rep", "replace")],
-    "managed": [("app", "append"), ("ow", "overwrite"), ("new", "ctas")],
+    "lake": [("app", "append"), ("new", "ctas"), ("rep", "replace")],
+    "managed": [("ow", "insert-overwrite"), ("new", "ctas")],
 }
 SEED = pa.table({"n": pa.array([1, 2], pa.int64()), "s": ["a", "b"]})
 

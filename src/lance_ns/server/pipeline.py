@@ -308,8 +308,6 @@ class Pipeline:
             self._audit(principal, route, req, "ok", mount)
         if self._own_secrets:
             result = self.without_own_secrets(result)
-        if principal is A.ANONYMOUS or principal is A.ALL_POWERFUL:
-            return result
         return self.visible(principal, route, req, result)
 
     def _step(self, method: str) -> "_Step":
