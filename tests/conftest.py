@@ -18,7 +18,12 @@ def lance_ns_wheel(tmp_path_factory):
 
 #: tests that start the same kind of server run on one pytest-xdist worker, so that each
 #: server starts once per run: by test folder, and by the server a conformance backend runs on
-_SERVER_GROUPS = {"tests/hive/": "hive", "tests/iceberg/": "iceberg", "tests/spark/": "spark",
+_SERVER_GROUPS = {"tests/hive/": "hive", "tests/iceberg/": "iceberg",
+                  # Spark tests that start Spark processes of their own, never the shared session:
+                  # a group each, free to run beside the spark group (the run's longest)
+                  "tests/spark/test_killed_write.py": "spark-killed",
+                  "tests/spark/test_supported_range.py": "spark-range",
+                  "tests/spark/": "spark",
                   "tests/unity/": "unity",
                   # sync between real servers: on the worker that has the server already
                   "tests/sync/test_sync.py::test_a_hive_metastore_into_unity": "hive",

@@ -7,6 +7,7 @@ commit message with the driver), the second writes its rows and then stalls befo
 so no job ever commits.  The test kills this whole process group with SIGKILL.
 
     python tests/spark/killed_write_job.py ROOT FORM:CATALOG.TABLE ...
+    python tests/spark/killed_write_job.py ROOT --sql STATEMENT ...   # the writes after the kill
 
 FORM is ``append``, ``overwrite``, ``insert-overwrite``, ``ctas`` (a table that does not exist) or
 ``replace`` (``createOrReplace`` of an existing table: a staged RTAS).
@@ -29,14 +30,31 @@ def stall_second_task(batches):
         time.sleep(3600)
 
 
-def main(root: str, jobs: list[str]) -> None:
+def session(root: str, cores: int):
     from lance_ns.spark import build_session
 
     spark = build_session(
-        f"local[{2 * len(jobs) + 2}]", "lance-ns-killed-write", {"spark.sql.session.timeZone": "UTC"},
+        f"local[{cores}]", "lance-ns-killed-write", {"spark.sql.session.timeZone": "UTC"},
         catalogs={"lake": {"impl": "dir", "root": f"{root}/lake"},
                   "managed": {"impl": "dir", "root": f"{root}/managed", "managed_versioning": "true"}})
     spark.sparkContext.setLogLevel("OFF")
+    return spark
+
+
+def run_sql(root: str, statements: list[str]) -> None:
+    """The statements in turn, on the same catalogs; ``DONE`` once all have run."""
+    import os
+
+    spark = session(root, 2)
+    for statement in statements:
+        spark.sql(statement)
+    spark.stop()
+    print("DONE", flush=True)
+    os._exit(0)  # (Spark's and pyarrow's native threads have crashed an interpreter's teardown)
+
+
+def main(root: str, jobs: list[str]) -> None:
+    spark = session(root, 2 * len(jobs) + 2)
     rows = (spark.range(100, 300, numPartitions=2).selectExpr("id AS n", "CAST(id AS STRING) AS s")
             .mapInPandas(stall_second_task, "n BIGINT, s STRING"))
 
@@ -66,4 +84,7 @@ def main(root: str, jobs: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2:])
+    if sys.argv[2:3] == ["--sql"]:
+        run_sql(sys.argv[1], sys.argv[3:])
+    else:
+        main(sys.argv[1], sys.argv[2:])
