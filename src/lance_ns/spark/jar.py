@@ -263,7 +263,7 @@ def build_release_jars(out_dir: Path, log: Callable[[str], None] = print) -> lis
         jar = Path(out_dir) / f"lance-ns-spark-{minor}.jar"
         try:
             _compile(javac, release_classpath(release), jar)
-        except (OSError, RuntimeError) as exc:  # the repository unreachable, a refused artifact
+        except Exception as exc:  # noqa: BLE001 - an acceleration that cannot be built never fails the install
             log(f"lance-ns: no Spark {minor} bridge jar built ({exc})")
             continue
         built.append(jar)
