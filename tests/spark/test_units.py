@@ -307,3 +307,21 @@ def test_staging_refusals_keep_their_codes(staging_catalog):
         with pytest.raises(refused) as caught:
             spark_catalog.stage_table(catalog, table, _STAGED_SCHEMA, {}, mode)
         assert caught.value.code == code
+
+
+def test_a_download_whose_digest_differs_is_never_kept(tmp_path):
+    """The Spark jars the package's jars compile against are fetched by lance_ns.spark.jar._download:
+    kept only when the repository's (or the index's) digest matches."""
+    import hashlib
+
+    from lance_ns.spark import jar as bridge_jar
+
+    source = tmp_path / "artifact.jar"
+    source.write_bytes(b"jar bytes")
+    url = source.as_uri()
+    with pytest.raises(RuntimeError, match="SHA1 .* is not the repository's"):
+        bridge_jar._download(url, tmp_path / "kept" / "a.jar", "sha1", "0" * 40, "the repository's", timeout=10)
+    assert list((tmp_path / "kept").iterdir()) == []  # neither the file nor a partial one
+    bridge_jar._download(url, tmp_path / "kept" / "a.jar", "sha256", hashlib.sha256(b"jar bytes").hexdigest(),
+                         "the index's", timeout=10)
+    assert (tmp_path / "kept" / "a.jar").read_bytes() == b"jar bytes"

@@ -175,21 +175,27 @@ def _maven_jar(group: str, artifact: str, version: str) -> Path:
     url = f"{maven_repository()}/{relative}"
     with urllib.request.urlopen(url + ".sha1", timeout=60) as answer:
         want = answer.read().decode().split()[0].strip().lower()
+    _download(url, local, "sha1", want, "the repository's", timeout=300)
+    return local
+
+
+def _download(url: str, local: Path, algorithm: str, want: str, whose: str, timeout: float) -> None:
+    """``url`` saved as ``local`` only if its ``algorithm`` digest is ``want`` (``whose``
+    digest, for the error): a corrupt or cut-short download is never left in its place."""
     local.parent.mkdir(parents=True, exist_ok=True)
     fd, partial = tempfile.mkstemp(dir=local.parent, prefix=".download-")
     try:
-        sha1 = hashlib.sha1()
-        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=300) as answer:
+        digest = hashlib.new(algorithm)
+        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as answer:
             while chunk := answer.read(1 << 20):
-                sha1.update(chunk)
+                digest.update(chunk)
                 out.write(chunk)
-        if sha1.hexdigest() != want:
-            raise RuntimeError(f"{url}: SHA-1 {sha1.hexdigest()} is not the repository's {want}")
+        if digest.hexdigest() != want.lower():
+            raise RuntimeError(f"{url}: {algorithm.upper()} {digest.hexdigest()} is not {whose} {want}")
         os.replace(partial, local)
     finally:
         if os.path.exists(partial):
             os.unlink(partial)
-    return local
 
 
 def release_classpath(spark_version: str) -> list[str]:
@@ -226,13 +232,7 @@ def _jars_of_pyspark_sdist(spark_version: str) -> list[Path]:
     kept.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=kept) as tmp:
         archive = Path(tmp) / sdist["filename"]
-        sha256 = hashlib.sha256()
-        with open(archive, "wb") as out, urllib.request.urlopen(sdist["url"], timeout=600) as answer:
-            while chunk := answer.read(1 << 20):
-                sha256.update(chunk)
-                out.write(chunk)
-        if sha256.hexdigest() != sdist["hashes"]["sha256"]:
-            raise RuntimeError(f"{sdist['url']}: SHA-256 {sha256.hexdigest()} is not the index's")
+        _download(sdist["url"], archive, "sha256", sdist["hashes"]["sha256"], "the index's", timeout=600)
         with tarfile.open(archive, "r:gz") as tar:
             for member in tar:
                 name = member.name.rsplit("/", 1)[-1]
