@@ -102,11 +102,11 @@ class _Resumed:
             try:
                 yield waiting_on
             except BaseException as thrown:  # a cancellation, passed on to the coroutine
-                step = functools.partial(coroutine.throw, thrown)
+                resume, value = coroutine.throw, thrown
             else:
-                step = functools.partial(coroutine.send, None)
+                resume, value = coroutine.send, None
             try:
-                waiting_on = step()
+                waiting_on = resume(value)
             except StopIteration as done:
                 return done.value
 
