@@ -118,3 +118,78 @@ def test_plan_counts_rows_less_deletions_from_the_manifest(table):
     schema = '{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}}]}'
     planned = serve({"op": "plan", "options": {"path": table}, "schema": schema}).frame()
     assert (planned["rows"], planned["bytes"]) == (94, 94 * 8)
+
+
+# -- batch writes (bridge/LanceWrite.java): plan on the driver, tasks stream Arrow, one commit
+
+_ID_S = '{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},' \
+        '{"name":"s","type":"string","nullable":true,"metadata":{}}]}'
+
+
+def rows(ids, bad: bool = False) -> bytes:
+    """A task's rows as the JVM streams them: an Arrow IPC stream after the request
+    (``bad``: ids that are text, which no int64 column takes)."""
+    id_column = pa.array([f"x{i}" for i in ids]) if bad else pa.array(list(ids), pa.int64())
+    batch = pa.record_batch({"id": id_column, "s": pa.array([f"v{i}" for i in ids])})
+    sink = io.BytesIO()
+    with pa.ipc.new_stream(sink, batch.schema) as stream:
+        for start in range(0, batch.num_rows, 7):  # several batches, as Spark's maxRecordsPerBatch cuts them
+            stream.write_batch(batch.slice(start, 7))
+    return sink.getvalue()
+
+
+def serve_bytes(*parts: bytes) -> Replies:
+    out = io.BytesIO()
+    bridge_worker.serve(io.BytesIO(b"".join(parts)), out)
+    return Replies(out.getvalue())
+
+
+def plan_write(path: str, overwrite: bool = False) -> str:
+    return serve({"op": "write_plan", "options": {"path": path}, "schema": _ID_S, "overwrite": overwrite}).frame()["writer"]
+
+
+def test_a_batch_write_is_planned_streamed_by_its_tasks_and_committed_once(tmp_path):
+    path = str(tmp_path / "w.lance")
+    writer = plan_write(path)
+    task = frame({"op": "write", "writer": writer})
+    replies = serve_bytes(task + rows(range(0, 30)), task + rows(range(30, 50)))
+    first, second = replies.frame()["fragments"], replies.frame()["fragments"]
+    assert len(first) == len(second) == 1
+    with pytest.raises(ValueError):  # the tasks' fragments are in no version until the driver commits
+        lance.dataset(path)
+    # a task without rows sends nothing, and its message is null
+    assert serve({"op": "write_commit", "writer": writer, "messages": [first, None, second]}).frame() == {}
+    ds = lance.dataset(path)
+    assert ds.version == 1 and len(ds.get_fragments()) == 2
+    assert sorted(ds.to_table()["id"].to_pylist()) == list(range(50))
+    # an append reads the table's schema at planning and commits one more version
+    writer = plan_write(path)
+    (more,) = [serve_bytes(frame({"op": "write", "writer": writer}) + rows(range(50, 60))).frame()["fragments"]]
+    serve({"op": "write_commit", "writer": writer, "messages": [more]})
+    assert lance.dataset(path).version == 2 and lance.dataset(path).count_rows() == 60
+
+
+def test_a_failed_task_stream_is_read_to_its_end_and_the_worker_goes_on(tmp_path):
+    path = str(tmp_path / "w.lance")
+    writer = plan_write(path)
+    bad = frame({"op": "write", "writer": writer}) + rows(range(5), bad=True)
+    replies = serve_bytes(bad, frame({"op": "write", "writer": writer}) + rows(range(5)))
+    error = replies.frame()["error"]
+    assert isinstance(error["code"], int) and "as a scalar of type int64" in error["message"]
+    assert len(replies.frame()["fragments"]) == 1  # the next task's stream was read from its start
+
+
+def test_a_failed_task_discards_its_files_and_an_aborted_job_leaves_nothing(tmp_path):
+    path = str(tmp_path / "w.lance")
+    writer = plan_write(path)
+    task = frame({"op": "write", "writer": writer})
+    replies = serve_bytes(task + rows(range(10)), task + rows(range(10, 20)))
+    failed, kept = replies.frame()["fragments"], replies.frame()["fragments"]
+    data = tmp_path / "w.lance" / "data"
+    assert len(list(data.iterdir())) == 2
+    assert serve({"op": "write_discard", "writer": writer, "messages": [failed]}).frame() == {}
+    assert len(list(data.iterdir())) == 1
+    assert serve({"op": "write_abort", "writer": writer, "messages": [kept]}).frame() == {}
+    assert not data.exists() or not list(data.iterdir())
+    with pytest.raises(ValueError):
+        lance.dataset(path)

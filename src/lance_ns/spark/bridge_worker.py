@@ -18,6 +18,17 @@ source, so each option means the same on both read paths.
              table function: its rows, :mod:`.search`)
 ``catalog``  a call of the SQL catalog ``LanceCatalog`` (see :mod:`.catalog`), the SQL
              extension's statements and search schemas among them
+``write_plan``    a batch write's plan on the driver: the Python source's writer for the
+                  options and schema (the table declared if the write creates it), pickled
+``write``         one task's rows: the request, then an Arrow IPC stream of the rows;
+                  the reply names the Lance fragments written (``bridge/LanceWrite.java``)
+``write_commit``  the driver's one Lance commit of every task's fragments
+``write_abort``   the driver's clean-up of a failed job (the tasks' files, a declared table)
+``write_discard`` a failed task's clean-up: the files of the fragments it wrote
+
+Batch writes thus never start Spark's own Python workers: the plan, the tasks and the
+commit are the same :class:`.datasource.LanceWriter` calls the Python source makes,
+run in these long-lived workers.
 
 Errors reply ``{"error": {"type", "code", "message"}}`` with the
 :mod:`lance_ns.errors` class and code, or, during a scan, in the trailer.
@@ -25,6 +36,7 @@ Errors reply ``{"error": {"type", "code", "message"}}`` with the
 
 from __future__ import annotations
 
+import base64
 import datetime
 import json
 import os
@@ -33,6 +45,7 @@ import sys
 from typing import Any, BinaryIO
 
 import pyarrow as pa
+from pyspark import cloudpickle
 
 from . import full_text
 from .errors import error
@@ -217,13 +230,72 @@ def _stream(out: BinaryIO, target: pa.Schema, write) -> None:
     _frame(out, trailer)
 
 
+# ------------------------------------------------------------------ writing
+def write_plan(request: dict) -> dict:
+    """The writer of a batch write (the Python source's, so every option means the same),
+    pickled for the tasks and the commit: it carries the table, the schema the fragments
+    are written with, the version read and the job's records."""
+    from pyspark.sql.types import StructType
+
+    from .datasource import LanceDataSource
+
+    schema = StructType.fromJson(json.loads(request["schema"]))
+    writer = LanceDataSource(dict(request["options"])).writer(schema, bool(request["overwrite"]))
+    return {"writer": base64.b64encode(cloudpickle.dumps(writer)).decode()}
+
+
+def _writer(request: dict):
+    return cloudpickle.loads(base64.b64decode(request["writer"]))
+
+
+def write(request: dict, reader: pa.RecordBatchStreamReader) -> dict:
+    """One task's rows (the Arrow stream after the request), written as fragments.  The
+    stream is read to its end whatever happens, so the worker stays in step with the JVM."""
+    try:
+        message = _writer(request).write(iter(reader))
+    finally:
+        for _ in reader:  # rows left unread by a failure
+            pass
+    return {"fragments": message.fragments}
+
+
+def _messages(request: dict) -> list:
+    from .datasource import LanceCommitMessage
+
+    return [None if m is None else LanceCommitMessage(list(m)) for m in request["messages"]]
+
+
+def write_commit(request: dict) -> dict:
+    _writer(request).commit(_messages(request))
+    return {}
+
+
+def write_abort(request: dict) -> dict:
+    _writer(request).abort(_messages(request))
+    return {}
+
+
+def write_discard(request: dict) -> dict:
+    _writer(request).spec.delete_files(_messages(request))
+    return {}
+
+
 def catalog(request: dict) -> dict:
     from .catalog import call
 
     return call(request)
 
 
-HANDLERS = {"schema": schema, "filters": filter_sql, "plan": plan, "catalog": catalog}
+HANDLERS = {
+    "schema": schema,
+    "filters": filter_sql,
+    "plan": plan,
+    "catalog": catalog,
+    "write_plan": write_plan,
+    "write_commit": write_commit,
+    "write_abort": write_abort,
+    "write_discard": write_discard,
+}
 
 
 def serve(inp: BinaryIO, out: BinaryIO) -> None:
@@ -237,6 +309,14 @@ def serve(inp: BinaryIO, out: BinaryIO) -> None:
         try:
             if op == "read":
                 read(request, out)
+            elif op == "write":
+                try:
+                    reader = pa.ipc.open_stream(inp)
+                except Exception as exc:  # noqa: BLE001 - no stream to skip: out of step, so stop
+                    _frame(out, _error(exc))
+                    out.flush()
+                    return
+                _frame(out, write(request, reader))
             elif op in HANDLERS:
                 _frame(out, HANDLERS[op](request))
             else:

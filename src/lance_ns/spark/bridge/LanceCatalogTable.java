@@ -26,7 +26,6 @@ import org.apache.spark.sql.connector.write.RowLevelOperationBuilder;
 import org.apache.spark.sql.connector.write.RowLevelOperationInfo;
 import org.apache.spark.sql.connector.write.SupportsDynamicOverwrite;
 import org.apache.spark.sql.connector.write.SupportsOverwrite;
-import org.apache.spark.sql.connector.write.SupportsTruncate;
 import org.apache.spark.sql.connector.write.Write;
 import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceV2;
@@ -40,7 +39,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 /**
  * A table of {@link LanceCatalog}: reads on the JVM path (the scan of
  * {@link LanceProvider}: column pruning, filter pushdown, COUNT(*) from
- * metadata, statistics), writes through the Python source (every
+ * metadata, statistics), writes through {@link LanceWrite} (every
  * DataFrameWriterV2 mode, {@link WriteModes}), DELETE as one Lance delete,
  * UPDATE and MERGE INTO as a group-based copy-on-write ({@link CopyOnWrite}).
  * {@code options} address the table for both paths (the catalog's namespace
@@ -158,7 +157,7 @@ final class LanceCatalogTable
   /**
    * Append ({@link #build}), truncate (INSERT OVERWRITE, {@code overwrite(lit(true))}),
    * overwrite by a condition and dynamic partition overwrite, each one
-   * commit of the Python source's write.  The table is unpartitioned, so
+   * commit of a {@link LanceWrite}.  The table is unpartitioned, so
    * its one partition is the whole table: {@code overwritePartitions()}
    * truncates, as Spark defines it for such a table.  A condition is
    * translated to Lance SQL here, at planning ({@link #canOverwrite}: Spark
@@ -175,12 +174,12 @@ final class LanceCatalogTable
 
     @Override
     public Write build() {
-      return pythonWriteBuilder(info, Map.of()).build();
+      return lanceWrite(info, Map.of()).build();
     }
 
     @Override
     public WriteBuilder truncate() {
-      return ((SupportsTruncate) pythonWriteBuilder(info, Map.of())).truncate();
+      return lanceWrite(info, Map.of()).truncate();
     }
 
     @Override
@@ -202,19 +201,27 @@ final class LanceCatalogTable
       if (sql.equals(ALL_ROWS)) {
         return truncate();
       }
-      return ((SupportsTruncate) pythonWriteBuilder(info, Map.of("replaceWhere", sql))).truncate();
+      return lanceWrite(info, Map.of("replaceWhere", sql)).truncate();
     }
   }
 
-  /** The Python source's write of this table, with {@code extra} options over the table's and the query's. */
-  private WriteBuilder pythonWriteBuilder(LogicalWriteInfo info, Map<String, String> extra) {
+  /**
+   * The write of this table, with {@code extra} options over the table's and the query's:
+   * a {@link LanceWrite} in batch, the Python source's write for a stream.
+   */
+  private LanceWrite.Builder lanceWrite(LogicalWriteInfo info, Map<String, String> extra) {
     if (options.containsKey("version")) {
       throw new UnsupportedOperationException(
           "cannot write to " + name() + " at a fixed version (VERSION/TIMESTAMP AS OF)");
     }
-    LanceProvider.requireRegistered(source);
     Map<String, String> all = new HashMap<>(merged(info.options()));
     all.putAll(extra);
+    return new LanceWrite.Builder(all, info.schema(), () -> pythonWriteBuilder(info, all));
+  }
+
+  /** The Python source's write of this table with these options (streaming writes). */
+  private WriteBuilder pythonWriteBuilder(LogicalWriteInfo info, Map<String, String> all) {
+    LanceProvider.requireRegistered(source);
     CaseInsensitiveStringMap writeOptions = new CaseInsensitiveStringMap(all);
     return ((SupportsWrite) python).newWriteBuilder(new LogicalWriteInfo() {
       @Override
@@ -300,17 +307,10 @@ final class LanceCatalogTable
       };
     }
 
-    /** The Python source's overwrite, replacing exactly the version read, fed row by row ({@link BufferedWrite}). */
+    /** The overwrite replacing exactly the version read. */
     @Override
     public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
-      WriteBuilder replace = ((SupportsTruncate) pythonWriteBuilder(
-          info, Map.of("replaceVersion", Long.toString(version)))).truncate();
-      return new WriteBuilder() {
-        @Override
-        public Write build() {
-          return new BufferedWrite(replace.build(), info.schema());
-        }
-      };
+      return lanceWrite(info, Map.of("replaceVersion", Long.toString(version))).truncate();
     }
   }
 

@@ -111,7 +111,7 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
     return new LanceTable(schema, version, python, python.getTable(schema, partitioning, properties));
   }
 
-  /** Reads here; writes and streaming through the Python source's table. */
+  /** Reads and batch writes here; streaming through the Python source's table. */
   static final class LanceTable implements SupportsRead, SupportsWrite {
     private final StructType schema;
     private final Long version;
@@ -145,10 +145,13 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
       return new LanceScanBuilder(schema, version, options, source, (SupportsRead) python);
     }
 
+    /** Batch writes through the bridge's workers ({@link LanceWrite}), streams through the Python source. */
     @Override
     public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
-      requireRegistered(source);
-      return ((SupportsWrite) python).newWriteBuilder(info);
+      return new LanceWrite.Builder(new HashMap<>(info.options()), info.schema(), () -> {
+        requireRegistered(source);
+        return ((SupportsWrite) python).newWriteBuilder(info);
+      });
     }
   }
 

@@ -5,8 +5,10 @@ import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.FilterInputStream;
+import java.io.FilterOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
@@ -27,7 +29,8 @@ import org.apache.spark.SparkEnv;
  * 4-byte big-endian length, then UTF-8 JSON); a reply is one JSON frame,
  * either a result or {@code {"error": {"type", "code", "message"}}}.  A
  * {@code read} reply is followed by an Arrow IPC stream and a trailer frame,
- * so an error in the middle of a scan still arrives as an error.
+ * so an error in the middle of a scan still arrives as an error; a {@code write}
+ * request is followed by the task's rows as an Arrow IPC stream, then answered.
  */
 final class Workers {
   private Workers() {}
@@ -180,6 +183,23 @@ final class Workers {
             String.valueOf(e.get("type")), ((Number) e.get("code")).intValue(), String.valueOf(e.get("message")));
       }
       return reply;
+    }
+
+    /** The stream after a request, for an Arrow writer that must not close the pipe. */
+    OutputStream sink() {
+      return new FilterOutputStream(out) {
+        @Override
+        public void write(byte[] b, int off, int len) throws IOException {
+          out.write(b, off, len);
+        }
+
+        @Override
+        public void close() {}
+      };
+    }
+
+    void flush() throws IOException {
+      out.flush();
     }
 
     /** The stream after a reply, for an Arrow reader that must not close the pipe. */
