@@ -47,7 +47,8 @@ def system(spark, df, rows: int, spec: dict) -> dict:
     table ``t`` that is read and a table ``w`` that is appended to (it grows every round).
 
     * ``catalog`` (``spec["namespace"]``, e.g. ``lake.bench``): SQL, and
-      ``df.writeTo(...).append()`` for the write;
+      ``df.writeTo(...).append()`` for the write; ``spec["format"]``, if given, is the Lance
+      data storage version the tables are created with;
     * ``parquet table`` (``spec["prefix"]``): the same SQL on parquet tables of the session
       catalog; ``df.write.insertInto`` for the write;
     * ``parquet path`` (``spec["root"]``): ``spark.read.parquet`` and ``df.write.parquet``;
@@ -61,7 +62,10 @@ def system(spark, df, rows: int, spec: dict) -> dict:
             spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {spec['namespace']}")
             t, w = f"{spec['namespace']}.t", f"{spec['namespace']}.w"
             for name in (t, w):
-                df.writeTo(name).create()
+                create = df.writeTo(name)
+                if spec.get("format"):  # the Lance file format (appends keep the table's)
+                    create = create.option("dataStorageVersion", spec["format"])
+                create.create()
             write = lambda: df.writeTo(w).append()  # noqa: E731
         else:
             t, w = f"{spec['prefix']}_t", f"{spec['prefix']}_w"

@@ -72,6 +72,10 @@ def test_every_writer_mode(spark, catalog, db):
     assert rows(spark.table(f"{db}.fresh")) == [(10, "j")]
     # pylance reads what Spark wrote, in the table's schema
     assert dataset(catalog, t).to_table().to_pylist() == [{"n": 9, "s": "i"}]
+    # every batch write is the bridge's own (no Spark Python worker): an append, an overwrite
+    for statement in (f"INSERT INTO {t} VALUES (11, 'k')", f"INSERT OVERWRITE {t} VALUES (12, 'l')"):
+        plan = spark.sql(f"EXPLAIN {statement}").collect()[0][0]
+        assert "LanceWrite(" in plan, plan
 
 
 @backends

@@ -98,6 +98,24 @@ public class LanceCatalog implements StagingTableCatalog, SupportsNamespaces, Pr
     throw LanceSqlExtensions.analysisError("catalog " + name + ": " + e.getMessage(), e);
   }
 
+  /**
+   * A failed call on table {@code ident} as Spark's own exception where Spark has one (what
+   * {@code IF [NOT] EXISTS} and its messages rely on), else {@link #failed}.  Thrown here: the
+   * return type only lets a caller write {@code throw tableError(...)}.
+   */
+  private RuntimeException tableError(Identifier ident, Workers.WorkerError e) {
+    switch (e.code) {
+      case TABLE_ALREADY_EXISTS:
+        throw LanceSqlExtensions.<RuntimeException>sneaky(new TableExists(ident, e));
+      case TABLE_NOT_FOUND:
+        throw LanceSqlExtensions.<RuntimeException>sneaky(new NoSuchTable(ident, e));
+      case NAMESPACE_NOT_FOUND:
+        throw LanceSqlExtensions.<RuntimeException>sneaky(new NoSuchNamespace(ident.namespace(), e));
+      default:
+        throw failed(e);
+    }
+  }
+
   static List<String> id(Identifier ident) {
     List<String> parts = new ArrayList<>(Arrays.asList(ident.namespace()));
     parts.add(ident.name());
@@ -278,13 +296,7 @@ public class LanceCatalog implements StagingTableCatalog, SupportsNamespaces, Pr
     try {
       return table(ident, call("create_table", "table", id(ident), "schema", schema.json(), "properties", properties));
     } catch (Workers.WorkerError e) {
-      if (e.code == TABLE_ALREADY_EXISTS) {
-        throw new TableExists(ident, e);
-      }
-      if (e.code == NAMESPACE_NOT_FOUND) {
-        throw new NoSuchNamespace(ident.namespace(), e);
-      }
-      throw failed(e);
+      throw tableError(ident, e);
     }
   }
 
@@ -313,13 +325,7 @@ public class LanceCatalog implements StagingTableCatalog, SupportsNamespaces, Pr
     try {
       reply = stage(ident, schema, partitions, properties, "create");
     } catch (Workers.WorkerError e) {
-      if (e.code == TABLE_ALREADY_EXISTS) {
-        throw new TableExists(ident, e);
-      }
-      if (e.code == NAMESPACE_NOT_FOUND) {
-        throw new NoSuchNamespace(ident.namespace(), e);
-      }
-      throw failed(e);
+      throw tableError(ident, e);
     }
     if (isAtomic(reply)) {
       return staged(ident, schema, properties, reply);
@@ -341,13 +347,7 @@ public class LanceCatalog implements StagingTableCatalog, SupportsNamespaces, Pr
     try {
       reply = stage(ident, schema, partitions, properties, "replace");
     } catch (Workers.WorkerError e) {
-      if (e.code == TABLE_NOT_FOUND) {
-        throw new NoSuchTable(ident, e);
-      }
-      if (e.code == NAMESPACE_NOT_FOUND) {
-        throw new NoSuchNamespace(ident.namespace(), e);
-      }
-      throw failed(e);
+      throw tableError(ident, e);
     }
     return stagedOrNow(ident, schema, partitions, properties, reply);
   }
@@ -361,10 +361,7 @@ public class LanceCatalog implements StagingTableCatalog, SupportsNamespaces, Pr
     try {
       reply = stage(ident, schema, partitions, properties, "create_or_replace");
     } catch (Workers.WorkerError e) {
-      if (e.code == NAMESPACE_NOT_FOUND) {
-        throw new NoSuchNamespace(ident.namespace(), e);
-      }
-      throw failed(e);
+      throw tableError(ident, e);
     }
     return stagedOrNow(ident, schema, partitions, properties, reply);
   }
@@ -395,10 +392,7 @@ public class LanceCatalog implements StagingTableCatalog, SupportsNamespaces, Pr
     try {
       call(call, "table", id(ident), "stage", stage);
     } catch (Workers.WorkerError e) {
-      if (e.code == TABLE_ALREADY_EXISTS) {  // another CTAS of the name committed first
-        throw LanceSqlExtensions.<RuntimeException>sneaky(new TableExists(ident, e));
-      }
-      throw failed(e);
+      throw tableError(ident, e); // TableExists: another CTAS of the name committed first
     }
   }
 
@@ -452,10 +446,7 @@ public class LanceCatalog implements StagingTableCatalog, SupportsNamespaces, Pr
     try {
       return table(ident, call("alter_table", "table", id(ident), "changes", encoded));
     } catch (Workers.WorkerError e) {
-      if (e.code == TABLE_NOT_FOUND) {
-        throw new NoSuchTable(ident, e);
-      }
-      throw failed(e);
+      throw tableError(ident, e);
     }
   }
 

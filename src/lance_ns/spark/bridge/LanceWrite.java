@@ -87,6 +87,12 @@ final class LanceWrite implements Write {
     return (overwrite ? "overwrite" : "append") + " of lance table " + options.getOrDefault("table", options.get("path"));
   }
 
+  /** What EXPLAIN shows of the write. */
+  @Override
+  public String toString() {
+    return "LanceWrite(" + description() + ")";
+  }
+
   @Override
   public BatchWrite toBatch() {
     Map<String, Object> request = new HashMap<>();
