@@ -3,7 +3,9 @@ client of ``lance-ns serve``: its catalog ``org.lance.spark.LanceNamespaceSparkC
 ``impl=rest`` talks to our server over the Lance REST protocol and reads and writes the tables'
 data itself (lance-core over JNI, at the locations our server answers).  Both directions are
 read back exactly: what Spark wrote, by pylance through lance-ns's REST client here; what
-pylance wrote through our server before the job, by Spark.
+pylance wrote through our server before the job, by Spark; and what a Spark session of ours
+wrote before the job, one table per write form of our catalog (``OUR_WRITES``), by lance-spark,
+DuckDB's Lance extension and pylance.
 
 It runs on Spark 3.5 (pyspark 3.5.5) in a venv of its own, the jars first on the driver's class
 path: what Maven serves here and why is in tests/services/lance_spark.py (shared with
@@ -106,15 +108,16 @@ JOB = textwrap.dedent('''
     json.dump(results, open(out, "w"))
 ''')
 #: the same steps in a session of ours: lance_ns.spark.build_session, our catalog (impl rest on
-#: our server) named ``lance`` as theirs is, our SQL extension (what build_session sets)
+#: our server) named ``lance`` as theirs is, our SQL extension (what build_session sets); and
+#: ``shared``, our catalog on the server lance-spark's job then talks to (OUR_WRITES)
 OUR_JOB = textwrap.dedent('''
     import datetime, decimal, json, sys
     from pyspark.sql import Row
     from lance_ns.spark import build_session
 
-    url, plan, out = sys.argv[1:4]
+    url, plan, out, shared = sys.argv[1:5]
     spark = build_session("local[2]", "lance-ns-sql-extension", {"spark.sql.session.timeZone": "UTC"},
-                          catalogs={"lance": {"impl": "rest", "uri": url}})
+                          catalogs={"lance": {"impl": "rest", "uri": url}, "shared": {"impl": "rest", "uri": shared}})
     spark.sparkContext.setLogLevel("OFF")
 ''') + JOB[JOB.index("def plain(v):"):]
 
@@ -212,6 +215,73 @@ def seed(ns) -> str:
                         mode="create")
     seed_twin(ns)
     return between.strftime("%Y-%m-%d %H:%M:%S.%f")
+
+
+# -- what a Spark session of ours writes before the job (read by lance-spark, DuckDB, pylance) --
+
+OURS = "shared.ours"
+#: each write form of our catalog (issue 54), one table each: (step name, SQL or py:) in order
+OUR_WRITES = [
+    ("ns", f"CREATE NAMESPACE {OURS}"),
+    # INSERT, then df.writeTo().append()
+    ("appended_create", f"CREATE TABLE {OURS}.appended (id BIGINT, s STRING)"),
+    ("appended_insert", f"INSERT INTO {OURS}.appended VALUES (1, 'a'), (2, 'b')"),
+    ("appended_df", "py:spark.createDataFrame([(3, 'c')], 'id BIGINT, s STRING')"
+                    f".writeTo('{OURS}.appended').append()"),
+    # CTAS (staged), then INSERT OVERWRITE
+    ("ctas", f"CREATE TABLE {OURS}.ctas AS SELECT * FROM VALUES (1L, 'a'), (2L, 'b') AS v(id, s)"),
+    ("overwritten_ctas", f"CREATE TABLE {OURS}.overwritten AS SELECT * FROM VALUES (1L, 'a') AS v(id, s)"),
+    ("overwritten", f"INSERT OVERWRITE {OURS}.overwritten VALUES (10, 'x'), (11, 'y')"),
+    # RTAS (staged replace)
+    ("rtas_ctas", f"CREATE TABLE {OURS}.rtas AS SELECT * FROM VALUES (1L, 'a') AS v(id, s)"),
+    ("rtas", f"CREATE OR REPLACE TABLE {OURS}.rtas AS SELECT * FROM VALUES (7L, 'q'), (8L, 'r') AS v(id, s)"),
+    # overwrite by a condition
+    ("where_create", f"CREATE TABLE {OURS}.replaced_where (id BIGINT, s STRING)"),
+    ("where_insert", f"INSERT INTO {OURS}.replaced_where VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd')"),
+    ("where_overwrite", "py:spark.createDataFrame([(30, 'z')], 'id BIGINT, s STRING')"
+                        f".writeTo('{OURS}.replaced_where').overwrite(__import__('pyspark.sql.functions', "
+                        "fromlist=['col']).col('id') >= 3)"),
+    # the row-level commands
+    ("rows_create", f"CREATE TABLE {OURS}.row_level (id BIGINT, s STRING)"),
+    ("rows_insert", f"INSERT INTO {OURS}.row_level VALUES (1, 'a'), (2, 'b'), (3, 'c')"),
+    ("rows_update", f"UPDATE {OURS}.row_level SET s = 'B' WHERE id = 2"),
+    ("rows_delete", f"DELETE FROM {OURS}.row_level WHERE id = 1"),
+    ("rows_merge", f"MERGE INTO {OURS}.row_level t USING (SELECT * FROM VALUES (3L, 'C'), (4L, 'd') AS v(id, s)) v "
+                   "ON t.id = v.id WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"),
+    # a streaming sink (exactly-once micro-batches of the Python source)
+    ("streamed", f"py:spark.readStream.table('{OURS}.appended').writeStream"
+                 ".option('checkpointLocation', __import__('tempfile').mkdtemp())"
+                 f".trigger(availableNow=True).toTable('{OURS}.streamed').awaitTermination()"),
+]
+#: what each of those tables holds at the end, ordered by id
+OUR_TABLES = {
+    "appended": [[1, "a"], [2, "b"], [3, "c"]],
+    "ctas": [[1, "a"], [2, "b"]],
+    "overwritten": [[10, "x"], [11, "y"]],
+    "rtas": [[7, "q"], [8, "r"]],
+    "replaced_where": [[1, "a"], [2, "b"], [30, "z"]],
+    "row_level": [[2, "B"], [3, "C"], [4, "d"]],
+    "streamed": [[1, "a"], [2, "b"], [3, "c"]],
+}
+
+
+def run_ours(shared_url: str, work: Path) -> None:
+    """ONE Spark session of ours runs OUR_WRITES into the root lance-spark's job reads next
+    (catalog ``shared`` on ``shared_url``) and SQL_STEPS on a twin of the table lance-spark's
+    session works on (catalog ``lance``, a server of its own); ``ours-results.json``."""
+    from tests.server.conftest import LANCE_NS
+
+    with serve_dir(work / "twin-root", work / "twin-server.log") as twin:
+        ns = lance_ns.connect("rest", {"uri": twin.url})
+        ns.create_namespace({"id": ["ext"]})
+        seed_twin(ns)
+        (work / "ours-job.py").write_text(OUR_JOB)
+        (work / "ours-plan.json").write_text(json.dumps(OUR_WRITES + SQL_STEPS))
+        python = Path(LANCE_NS).parent / "python"
+        done = subprocess.run([str(python), str(work / "ours-job.py"), twin.url, str(work / "ours-plan.json"),
+                               str(work / "ours-results.json"), shared_url],
+                              capture_output=True, text=True, timeout=600, cwd=work)
+        assert done.returncode == 0, (done.stdout[-3000:], done.stderr[-6000:])
 
 
 # -- what the Spark job does ----------------------------------------------------------------
@@ -316,6 +386,8 @@ def plan(between: str) -> list[tuple[str, str]]:
         ("show_ns_end", "SHOW NAMESPACES IN lance"),
         ("show_tables_end", "SHOW TABLES IN lance.sales"),
         *SQL_STEPS,
+        # the tables a Spark session of ours wrote before the job, one per write form
+        *[(f"ours_{table}", f"SELECT * FROM lance.ours.{table} ORDER BY id") for table in OUR_TABLES],
     ]
     assert len({name for name, _ in steps}) == len(steps)
     return steps
@@ -328,6 +400,7 @@ class Run:
     log: Path  # the request log of the server the Spark job talked to
     results: dict
     seconds: float
+    ours: dict  # what the session of ours answered (run_ours)
 
     @property
     def ns(self):
@@ -357,6 +430,7 @@ def run_job(request, work: Path) -> None:
     work.mkdir()
     with serve_dir(work / "root", work / "server.log") as served:
         between = seed(lance_ns.connect("rest", {"uri": served.url}))
+        run_ours(served.url, work)
         (work / "job.py").write_text(JOB)
         (work / "plan.json").write_text(json.dumps(plan(between)))
         env = job_env(python)
@@ -386,27 +460,16 @@ def run(request, tmp_path_factory):
             run_job(request, work)
     results = json.loads((work / "results.json").read_text())
     with serve_dir(work / "root", work / f"reads-{os.getpid()}.log") as served:
-        yield Run(served.url, work / "root", work / "server.log", results, float((work / "seconds").read_text()))
+        yield Run(served.url, work / "root", work / "server.log", results, float((work / "seconds").read_text()),
+                  json.loads((work / "ours-results.json").read_text()))
 
 
 @pytest.fixture(scope="module")
-def ours(tmp_path_factory) -> dict:
+def ours(run) -> dict:
     """The SQL extension's statements (SQL_STEPS) run by a Spark session of ours (our catalog on our
-    server, our extension) on a twin of the table lance-spark's session works on: their results."""
-    from tests.server.conftest import LANCE_NS
-
-    work = tmp_path_factory.mktemp("lance-ns-sql-extension")
-    with serve_dir(work / "root", work / "server.log") as served:
-        ns = lance_ns.connect("rest", {"uri": served.url})
-        ns.create_namespace({"id": ["ext"]})
-        seed_twin(ns)
-        (work / "job.py").write_text(OUR_JOB)
-        (work / "plan.json").write_text(json.dumps(SQL_STEPS))
-        python = Path(LANCE_NS).parent / "python"
-        done = subprocess.run([str(python), str(work / "job.py"), served.url, str(work / "plan.json"),
-                               str(work / "results.json")], capture_output=True, text=True, timeout=600, cwd=work)
-        assert done.returncode == 0, (done.stdout[-3000:], done.stderr[-6000:])
-    return json.loads((work / "results.json").read_text())
+    server, our extension) on a twin of the table lance-spark's session works on: their results
+    (run_ours, before lance-spark's job)."""
+    return run.ours
 
 
 #: the statements whose answer is the same row for row from lance-spark 0.4.0's extension and ours
@@ -458,13 +521,13 @@ def test_difference_an_index_of_a_missing_column(run, ours):
 # -- namespaces ------------------------------------------------------------------------------
 
 def test_namespaces(run):
-    assert run.ok("show_ns_start") == [["ext"]]  # seeded by pylance
+    assert sorted(run.ok("show_ns_start")) == [["ext"], ["ours"]]  # seeded by pylance and by our Spark
     assert run.ok("create_ns") == []
     assert run.ok("create_ns_if_not_exists") == []
     error, message = run.error("create_ns_again")  # exists -> Spark's own error
     assert error.endswith("NamespaceAlreadyExistsException"), message
     assert run.ok("create_ns_props") == [] and run.ok("create_ns_nested") == []
-    assert sorted(run.ok("show_ns")) == [["ext"], ["sales"], ["team"]]
+    assert sorted(run.ok("show_ns")) == [["ext"], ["ours"], ["sales"], ["team"]]
     assert run.ok("show_ns_nested") == [["team.inner"]]
     describe = dict(map(tuple, run.ok("describe_ns")))
     assert describe["Namespace Name"] == "team"
@@ -476,10 +539,10 @@ def test_namespaces(run):
 def test_namespace_drops(run):
     # DROP NAMESPACE of a non-empty namespace: our 409 code 3; CASCADE drops it and what is in it
     assert run.ok("drop_ns_cascade") == []
-    assert sorted(run.ok("show_ns_end")) == [["`été`"], ["ext"], ["sales"]]  # Spark quotes a non-identifier
+    assert sorted(run.ok("show_ns_end")) == [["`été`"], ["ext"], ["ours"], ["sales"]]  # Spark quotes a non-identifier
     assert "POST /v1/namespace/team/drop 409" in run.requests()
     assert "POST /v1/namespace/team/drop 200" in run.requests()
-    assert sorted(run.ns.list_namespaces({"id": []}).namespaces) == ["ext", "sales", "été"]
+    assert sorted(run.ns.list_namespaces({"id": []}).namespaces) == ["ext", "ours", "sales", "été"]
     assert not list(run.root.glob("*team$inner$deep*")), "CASCADE left the nested table's data"
 
 
@@ -519,6 +582,24 @@ def test_pylance_reads_what_spark_wrote(run):
     assert summary.to_pylist() == [{"id": 40, "name": "d"}, {"id": 50, "name": "e"}]
     assert run.ok("ctas") == [] and run.ok("insert_overwrite") == []
     assert run.ok("select_summary") == [[40, "d"], [50, "e"]]
+
+
+def test_every_write_form_of_ours_is_read_by_lance_spark_duckdb_and_pylance(run):
+    """What our catalog's write forms wrote (OUR_WRITES: INSERT, append, CTAS, INSERT OVERWRITE,
+    RTAS, overwrite by a condition, UPDATE/DELETE/MERGE, a streaming sink), read exactly by
+    lance-spark (lance-core over JNI), by DuckDB's Lance extension and by pylance."""
+    from tests.interop.test_duckdb import _connect
+
+    failed = {name: run.ours[name] for name, _ in OUR_WRITES if not run.ours[name]["ok"]}
+    assert not failed, failed
+    for table, rows in OUR_TABLES.items():
+        assert run.ok(f"ours_{table}") == rows, table
+        got = lance.dataset(namespace_client=run.ns, table_id=["ours", table]).to_table().sort_by("id")
+        assert [[r["id"], r["s"]] for r in got.to_pylist()] == rows, table
+    con = _connect()
+    con.execute(f"ATTACH 'ours' AS ours (TYPE LANCE, ENDPOINT '{run.url}')")
+    for table, rows in OUR_TABLES.items():
+        assert [list(r) for r in con.execute(f"SELECT id, s FROM ours.main.{table} ORDER BY id").fetchall()] == rows, table
 
 
 def test_pylance_reads_spark_types(run):
