@@ -103,7 +103,7 @@ final class LanceWrite implements Write {
     String writer = (String) Workers.call(request).get("writer");
     SQLConf conf = SQLConf.get();
     int perBatch = conf.arrowMaxRecordsPerBatch();
-    return new Batch(writer, schema, conf.sessionLocalTimeZone(), perBatch > 0 ? perBatch : Integer.MAX_VALUE);
+    return new Batch(new Factory(writer, schema, conf.sessionLocalTimeZone(), perBatch > 0 ? perBatch : Integer.MAX_VALUE));
   }
 
   @Override
@@ -125,22 +125,17 @@ final class LanceWrite implements Write {
     }
   }
 
+  /** The job on the driver: its tasks' factory (the planned write), then its commit or abort. */
   private static final class Batch implements BatchWrite {
-    private final String writer;
-    private final StructType schema;
-    private final String timeZone;
-    private final int perBatch;
+    private final Factory job;
 
-    Batch(String writer, StructType schema, String timeZone, int perBatch) {
-      this.writer = writer;
-      this.schema = schema;
-      this.timeZone = timeZone;
-      this.perBatch = perBatch;
+    Batch(Factory job) {
+      this.job = job;
     }
 
     @Override
     public DataWriterFactory createBatchWriterFactory(PhysicalWriteInfo info) {
-      return new Factory(writer, schema, timeZone, perBatch);
+      return job;
     }
 
     @Override
@@ -161,12 +156,13 @@ final class LanceWrite implements Write {
       }
       Map<String, Object> request = new HashMap<>();
       request.put("op", op);
-      request.put("writer", writer);
+      request.put("writer", job.writer);
       request.put("messages", written);
       return request;
     }
   }
 
+  /** What each task needs of the planned write: the pickled writer, the rows' schema, how to batch them. */
   private static final class Factory implements DataWriterFactory {
     private static final long serialVersionUID = 1L;
     private final String writer;
