@@ -128,14 +128,14 @@ def _all_versions(client, table_id: list[str]) -> list:
 
 
 def run_round(connect: Callable[[], object], table_id: list[str], writers: int = 4, appends: int = 6,
-              processes: "ProcessWriters | None" = None) -> RoundResult:
-    """One round: seed the table, race the writers (threads on one client, or ``processes``),
-    then verify."""
+              processes: "ProcessWriters | None" = None, catalog: tuple[str, dict] | None = None) -> RoundResult:
+    """One round: seed the table, race the writers (threads on one client, or ``processes``
+    connected to ``catalog``, ``(impl, properties)``, or to their own default), then verify."""
     client = connect()
     seed(client, table_id)
     result = RoundResult()
     if processes is not None:
-        for writer, outcome in enumerate(processes.round(table_id, appends)):
+        for writer, outcome in enumerate(processes.round(table_id, appends, *(catalog or ()))):
             result.add(writer, outcome)
     else:
         start = threading.Barrier(writers, timeout=60)
@@ -159,23 +159,32 @@ def run_round(connect: Callable[[], object], table_id: list[str], writers: int =
 
 
 class ProcessWriters:
-    """W writer processes, each with a client of its own (``impl`` and ``properties``,
-    as :func:`lance_ns.connect` takes them), started once and given one round at a time
-    (a new process per round would spend its time importing pylance)."""
+    """W writer processes, each with a client of its own, started once and given one round
+    at a time (a new process per round would spend its time importing pylance).
 
-    def __init__(self, impl: str, properties: dict[str, str], writers: int = 4):
-        spec = json.dumps({"impl": impl, "properties": properties})
-        self.procs = [subprocess.Popen([sys.executable, "-m", __name__, spec, str(i)], stdin=subprocess.PIPE,
+    A round names the catalog it writes to (``impl`` and ``properties``, as
+    :func:`lance_ns.connect` takes them; given here, they are every round's default): a
+    process connects when a round names another catalog than its last one, so one set of
+    processes serves the races of many backends (a test suite's session shares it)."""
+
+    def __init__(self, impl: str | None = None, properties: dict[str, str] | None = None, writers: int = 4):
+        self.catalog = {"impl": impl, "properties": properties or {}}
+        self.procs = [subprocess.Popen([sys.executable, "-m", __name__, str(i)], stdin=subprocess.PIPE,
                                        stdout=subprocess.PIPE, text=True) for i in range(writers)]
-        for p in self.procs:  # each answers "ready" once connected
+        for p in self.procs:  # each answers "ready" once its imports are done
             line = p.stdout.readline()
             if line.strip() != "ready":
                 self.close()
                 raise RuntimeError(f"an append writer process did not start: {line!r}")
 
-    def round(self, table_id: list[str], appends: int) -> list[dict]:
+    def alive(self) -> bool:
+        return all(p.poll() is None for p in self.procs)
+
+    def round(self, table_id: list[str], appends: int, impl: str | None = None,
+              properties: dict[str, str] | None = None) -> list[dict]:
+        catalog = self.catalog if impl is None else {"impl": impl, "properties": properties or {}}
         for p in self.procs:
-            p.stdin.write(json.dumps({"table": table_id, "appends": appends}) + "\n")
+            p.stdin.write(json.dumps({**catalog, "table": table_id, "appends": appends}) + "\n")
             p.stdin.flush()
         return [json.loads(p.stdout.readline()) for p in self.procs]
 
@@ -196,17 +205,23 @@ class ProcessWriters:
         self.close()
 
 
-def _worker(spec: str, writer: int) -> None:
-    """One writer process: rounds from stdin, outcomes to stdout, a JSON line each."""
+def _worker(writer: int) -> None:
+    """One writer process: rounds from stdin, outcomes to stdout, a JSON line each; a client
+    of its own for the catalog its rounds name, made again when a round names another."""
+    import lance  # noqa: F401 (imported before "ready": no round waits for the import)
     import lance_ns
 
-    config = json.loads(spec)
-    client = lance_ns.connect(config["impl"], config["properties"])
+    client, connected_to = None, None
     print("ready", flush=True)
     for line in sys.stdin:
         task = json.loads(line)
+        catalog = (task["impl"], task["properties"])
+        if catalog != connected_to:
+            if client is not None and hasattr(client, "close"):
+                client.close()
+            client, connected_to = lance_ns.connect(*catalog), catalog
         print(json.dumps(append_all(client, task["table"], writer, task["appends"])), flush=True)
 
 
 if __name__ == "__main__":
-    _worker(sys.argv[1], int(sys.argv[2]))
+    _worker(int(sys.argv[1]))
