@@ -100,9 +100,16 @@ def _stop_background_loads() -> None:
 
 def _lost_commit_race(exc: Exception) -> bool:
     """Whether a commit failed because another commit landed first (then re-check and retry):
-    a retryable conflict, or an operation that cannot follow a concurrent Overwrite (pylance's) or compaction."""
+    a retryable conflict, an operation that cannot follow a concurrent Overwrite (pylance's)
+    or compaction, or a version the commit had to read removed by another process's upkeep
+    in the meantime (seen as "_versions/<n>.manifest" not found, with 4 processes declaring
+    and compacting every 8 versions: Lance reads old versions before it writes its own
+    manifest, the commit's last step, so nothing of this attempt landed)."""
+    if not isinstance(exc, OSError):
+        return False
     text = str(exc).lower()
-    return isinstance(exc, OSError) and ("conflict" in text or "incompatible transaction" in text)
+    return ("conflict" in text or "incompatible transaction" in text
+            or (is_missing(exc) and f"{MANIFEST_DIR}/_versions/" in text))
 
 
 def _latest_version(ds, attempts: int = 3) -> int:
