@@ -68,7 +68,7 @@ APPEND_ROUNDS = os.environ.get("LANCE_NS_APPEND_ROUNDS")
 #: on the catalog's commits of its one table (a metastore lock, an object store's conditional
 #: PUT), which a round on another table does not wait for; each table still has its 4 writers.
 #: Thread rounds share this process: 4 at once cut the six slowest backends' races by 14%
-#: under -n 2 (156 s -> 134 s). Process rounds start 4 interpreters a round each: 2 at once,
+#: under -n 2 (156 s -> 134 s). Process rounds run 4 writer interpreters each: 2 at once,
 #: since 3 made them slower on 2 cores.
 PARALLEL_ROUNDS = int(os.environ.get("LANCE_NS_PARALLEL_ROUNDS", "4"))
 PARALLEL_PROCESS_ROUNDS = int(os.environ.get("LANCE_NS_PARALLEL_PROCESS_ROUNDS", "2"))
