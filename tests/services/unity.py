@@ -59,6 +59,9 @@ from werkzeug.serving import WSGIRequestHandler, make_server
 from werkzeug.wrappers import Request, Response
 
 PREFIX = "/api/2.1/unity-catalog"
+#: the one path the double serves outside the contract when it runs in a process of its
+#: own: the violations recorded so far (the test process cannot read the double's memory)
+VIOLATIONS_PATH = "/__double__/violations"
 SERVED = ("catalogs", "schemas", "tables")
 ERROR_SCHEMA = {
     "type": "object",
@@ -127,6 +130,8 @@ class UnityServer:
         self.requests: list[tuple[str, str]] = []  # (method, path?query)
         self._faults: list[_Fault] = []
         self._lock = threading.RLock()
+        #: in a process of its own (unity_server_process): VIOLATIONS_PATH answers what was recorded
+        self.reports_violations = False
 
     # -- test hooks --------------------------------------------------------------
     def inject(
@@ -145,6 +150,9 @@ class UnityServer:
 
     # -- WSGI ----------------------------------------------------------------------
     def __call__(self, environ, start_response):
+        if self.reports_violations and environ.get("PATH_INFO") == VIOLATIONS_PATH:
+            found, self.violations = self.violations, []
+            return Response(json.dumps(found), mimetype="application/json")(environ, start_response)
         request = Request(environ)
         response = self._handle(request)
         return response(environ, start_response)
@@ -402,3 +410,63 @@ def unity_server(legacy_errors: bool = False, page_size: int = 4, auth_token: st
         httpd.shutdown()
         httpd.server_close()
         thread.join(timeout=5)
+
+
+class _Remote:
+    """The test's handle on a double in another process: what it recorded, asked over HTTP."""
+
+    def __init__(self, endpoint: str):
+        self.endpoint = endpoint
+
+    def check(self) -> None:
+        with urllib.request.urlopen(f"{self.endpoint}{VIOLATIONS_PATH}", timeout=30) as r:
+            found = json.loads(r.read())
+        if found:
+            raise AssertionError("Unity contract violations:\n" + "\n".join(found))
+
+
+@contextmanager
+def unity_server_process(legacy_errors: bool = False, auth_token: str | None = None,
+                         catalogs=("lance_ci",)) -> Iterator[RunningUnity]:
+    """The double in a process of its own, for load (the concurrent-append races): its
+    request and response checks then take no time from the test process's clients.  No
+    ``inject``, no request log: the checks that need those use :func:`unity_server`."""
+    import os
+    import subprocess
+    import sys
+
+    args = [sys.executable, "-m", "tests.services.unity", json.dumps(
+        {"legacy_errors": legacy_errors, "auth_token": auth_token, "catalogs": list(catalogs)})]
+    root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, env=env, text=True, cwd=root)
+    try:
+        line = proc.stdout.readline()  # the endpoint, once the catalogs are made
+        if not line.startswith("http://"):
+            raise RuntimeError(f"the Unity double did not start (exit {proc.wait()})")
+        endpoint = line.strip()
+        yield RunningUnity(_Remote(endpoint), endpoint)  # type: ignore[arg-type]
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _serve_until_terminated(options: dict) -> None:
+    import signal
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with unity_server(**options) as running:
+        running.server.reports_violations = True
+        print(running.endpoint, flush=True)
+        stop.wait()
+
+
+if __name__ == "__main__":
+    import sys
+
+    _serve_until_terminated(json.loads(sys.argv[1]))

@@ -1,8 +1,8 @@
 """REST backends: our client (impl ``rest``) against a real server.
 
-* ``rest-ours``: our client -> our server (lance_ns.server) -> our directory
-  namespace, over real HTTP on 127.0.0.1.
-* ``rest-pylance-client``: pylance's Rust ``RestNamespace`` -> our server ->
+* ``rest-ours``: our client -> ``lance-ns serve`` (a process of its own, as users run
+  it) -> our directory namespace, over real HTTP on 127.0.0.1.
+* ``rest-pylance-client``: pylance's Rust ``RestNamespace`` -> ``lance-ns serve`` ->
   our directory namespace (the ecosystem's client drives the whole suite).
 * ``rest-pylance-server``: our client -> pylance's Rust ``RestAdapter`` over
   pylance's own directory namespace; where that server departs from the spec
@@ -18,7 +18,7 @@ from lance_namespace import LanceNamespace
 import lance_ns
 from lance_ns.base import OPERATIONS, coerce_request
 from lance_ns.errors import InvalidInputError
-from lance_ns.server import run_server_in_thread
+from tests.server.conftest import lance_ns_serve
 
 from . import Backend, Ctx, declared_caps, facts
 
@@ -48,7 +48,8 @@ def _ours(tmp):
     root = tmp / "rest-ours"
     root.mkdir()
     served = serving_backend(str(root))
-    with run_server_in_thread(served) as server:
+    with lance_ns_serve(["--impl", "dir", "--prop", f"root={root}", "--log-level", "warning"],
+                        log_file=tmp / "rest-ours.log") as server:
         client = lance_ns.connect("rest", {"uri": server.url})
         try:
             yield Ctx(connect=lambda: client, caps=declared_caps(served, *_ENVIRONMENT), scratch=str(tmp / "scratch"),
@@ -101,7 +102,8 @@ def _pylance_client(tmp):
     root = tmp / "rest-pylance-client"
     root.mkdir()
     served = serving_backend(str(root))
-    with run_server_in_thread(served) as server:
+    with lance_ns_serve(["--impl", "dir", "--prop", f"root={root}", "--log-level", "warning"],
+                        log_file=tmp / "rest-pylance-client.log") as server:
         client = ModelsOnly(lance.namespace.RestNamespace(uri=server.url))
         yield Ctx(
             connect=lambda: client,

@@ -1,8 +1,9 @@
 """Catalog backends through our server: the concurrent appends of managed tables through REST.
 
-``<backend>-served`` starts the backend as its own module does, serves its namespace
-with our server (lance_ns.server, the app ``lance-ns serve`` runs, on a thread of the
-test process) and hands the suite lance-ns's REST client of it.  Racing writers then
+``<backend>-served`` starts the backend as its own module does, serves it with
+``lance-ns serve`` in a process of its own, configured as the backend's clients are
+(``memory``, which lives in the test process, is served on a thread of it), and hands the
+suite lance-ns's REST client of it.  Racing writers then
 meet in the server's commit path: 4 threads, each appending through the one REST client
 (separate HTTP requests on its connection pool).  ``rest-ours`` does the same over
 ``dir``, with processes too; these give every other implementation with managed tables
@@ -18,6 +19,7 @@ from contextlib import contextmanager
 
 import lance_ns
 from lance_ns.server import run_server_in_thread
+from tests.server.conftest import lance_ns_serve
 
 from . import Backend, Ctx
 from . import hive, iceberg, memory, unity
@@ -36,7 +38,7 @@ def served(base: Backend, append_rounds: int | None = None, modules: frozenset[s
     @contextmanager
     def start(tmp):
         with base.start(tmp) as ctx:
-            with run_server_in_thread(ctx.connect()) as server:
+            with _serving(ctx, tmp) as server:
                 # the server hands out no credentials of its own: each client brings the backend's
                 own = {f"storage.{k}": v for k, v in ctx.storage_options.items()}
                 client = lance_ns.connect("rest", {"uri": server.url, **own})
@@ -50,6 +52,24 @@ def served(base: Backend, append_rounds: int | None = None, modules: frozenset[s
     facts = (base.facts - {"catalog", "directory", "spawn"}) | {"rest"}
     return Backend(f"{base.name}-served", start, facts, marks=base.marks, modules=modules,
                    race_limits=base.race_limits, departures=base.departures if departures is None else departures)
+
+
+@contextmanager
+def _serving(ctx: Ctx, tmp):
+    """The backend served by ``lance-ns serve`` in a process of its own where it can be
+    configured (``ctx.spawn``: the catalog's properties, given as a named configuration's
+    variables so that no secret is on a command line), else on a thread of this process
+    (``memory``, which lives here)."""
+    if ctx.spawn is None:
+        with run_server_in_thread(ctx.connect()) as server:
+            yield server
+        return
+    impl, props = ctx.spawn
+    env = {"LANCE_NS__SERVED__IMPL": impl,
+           **{f"LANCE_NS__SERVED__{k.replace('.', '__').upper()}": v for k, v in props.items()}}
+    with lance_ns_serve(["--config", "served", "--log-level", "warning"], env=env,
+                        log_file=tmp / "served.log") as server:
+        yield server
 
 
 def _named(backends, name):

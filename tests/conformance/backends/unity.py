@@ -1,5 +1,5 @@
 """Unity Catalog: against the REAL Unity Catalog OSS server where one can be had, and against the
-in-process contract-validated double (tests/services/unity.py) for what no real server shows.
+contract-validated double (tests/services/unity.py) for what no real server shows.
 
 ``unity-oss`` runs the newest release, 0.6.0, and ``unity-oss-0.4`` 0.4.1, the last release that
 took a column's ``type_json`` without ``name``/``nullable``/``metadata`` (tests/services/unity_oss.py:
@@ -12,7 +12,8 @@ catalog ``lance_ci``, made through the API; table data goes to a local root.
 
 ``unity`` and ``unity-legacy`` run the double, once per error convention: Unity >= 0.4
 (``*_NOT_FOUND``, 400 ``*_ALREADY_EXISTS``) and Unity <= 0.3 (``NOT_FOUND``, 409
-``ALREADY_EXISTS``, which no server from Maven Central speaks).  On exit the double must have
+``ALREADY_EXISTS``, which no server from Maven Central speaks), each in a process of its own
+(its contract checks take no time from the racing clients).  On exit the double must have
 seen no request or response outside the published contract.
 """
 
@@ -22,7 +23,7 @@ import httpx
 import pytest
 
 import lance_ns
-from tests.services.unity import PREFIX, unity_server
+from tests.services.unity import PREFIX, unity_server_process
 
 from . import Backend, Ctx, declared_caps, facts
 
@@ -40,7 +41,7 @@ LEGACY_APPEND_ROUNDS = 6
 def _double(name: str, legacy: bool) -> Backend:
     @contextmanager
     def start(tmp):
-        with unity_server(legacy_errors=legacy, auth_token="ci-token", catalogs=(CATALOG,)) as unity:
+        with unity_server_process(legacy_errors=legacy, auth_token="ci-token", catalogs=(CATALOG,)) as unity:
             props = {"endpoint": unity.endpoint, "auth_token": "ci-token", "root": str(tmp / "root"), "retry_backoff_ms": "1"}
             ns = lance_ns.connect("unity", props)
             yield Ctx(
