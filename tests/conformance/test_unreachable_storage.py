@@ -33,6 +33,10 @@ import lance_ns
 from lance_ns.server import run_server_in_thread
 from tests.services.nowhere import Nowhere
 
+#: each operation that reaches the storage waits out Lance's own retries of the refused connection
+#: (2-3 s, ~8 connections, whatever client_max_retries says): 7-11 s a backend, so not in make test-fast
+pytestmark = pytest.mark.slow
+
 #: seconds a data operation may take to answer 17 (object_store's retries of a refused
 #: connection; configurable through the storage options client_max_retries,
 #: client_retry_timeout, connect_timeout, timeout)
