@@ -382,9 +382,22 @@ class _QuietHandler(WSGIRequestHandler):
         pass
 
 
+class _Remote:
+    """The test's handle on a double in another process: what it recorded, asked over HTTP."""
+
+    def __init__(self, endpoint: str):
+        self.endpoint = endpoint
+
+    def check(self) -> None:
+        with urllib.request.urlopen(f"{self.endpoint}{VIOLATIONS_PATH}", timeout=30) as r:
+            found = json.loads(r.read())
+        if found:
+            raise AssertionError("Unity contract violations:\n" + "\n".join(found))
+
+
 @dataclass
 class RunningUnity:
-    server: UnityServer
+    server: UnityServer | _Remote  # _Remote: the double runs in a process of its own
     endpoint: str  # base URL; clients append /api/2.1/unity-catalog
 
 
@@ -412,19 +425,6 @@ def unity_server(legacy_errors: bool = False, page_size: int = 4, auth_token: st
         thread.join(timeout=5)
 
 
-class _Remote:
-    """The test's handle on a double in another process: what it recorded, asked over HTTP."""
-
-    def __init__(self, endpoint: str):
-        self.endpoint = endpoint
-
-    def check(self) -> None:
-        with urllib.request.urlopen(f"{self.endpoint}{VIOLATIONS_PATH}", timeout=30) as r:
-            found = json.loads(r.read())
-        if found:
-            raise AssertionError("Unity contract violations:\n" + "\n".join(found))
-
-
 @contextmanager
 def unity_server_process(legacy_errors: bool = False, auth_token: str | None = None,
                          catalogs=("lance_ci",)) -> Iterator[RunningUnity]:
@@ -435,18 +435,23 @@ def unity_server_process(legacy_errors: bool = False, auth_token: str | None = N
     import subprocess
     import sys
 
-    args = [sys.executable, "-m", "tests.services.unity", json.dumps(
-        {"legacy_errors": legacy_errors, "auth_token": auth_token, "catalogs": list(catalogs)})]
     root = str(Path(__file__).resolve().parents[2])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, env=env, text=True, cwd=root)
+    # the options (a bearer token among them) go in on stdin, never on a command line; the
+    # double exits when its stdin closes, so a test process killed outright leaves none behind
+    proc = subprocess.Popen([sys.executable, "-m", "tests.services.unity"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, env=env, text=True, cwd=root)
+    proc.stdin.write(json.dumps({"legacy_errors": legacy_errors, "auth_token": auth_token,
+                                 "catalogs": list(catalogs)}) + "\n")
+    proc.stdin.flush()
     try:
         line = proc.stdout.readline()  # the endpoint, once the catalogs are made
         if not line.startswith("http://"):
             raise RuntimeError(f"the Unity double did not start (exit {proc.wait()})")
         endpoint = line.strip()
-        yield RunningUnity(_Remote(endpoint), endpoint)  # type: ignore[arg-type]
+        yield RunningUnity(_Remote(endpoint), endpoint)
     finally:
+        proc.stdin.close()
         proc.terminate()
         try:
             proc.wait(10)
@@ -455,18 +460,21 @@ def unity_server_process(legacy_errors: bool = False, auth_token: str | None = N
             proc.wait()
 
 
-def _serve_until_terminated(options: dict) -> None:
+def _serve_until_stdin_closes() -> None:
+    """The process of :func:`unity_server_process`: options on the first line of stdin, the
+    endpoint on stdout once the catalogs are made, served until stdin closes or SIGTERM."""
     import signal
+    import sys
 
+    options = json.loads(sys.stdin.readline())
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     with unity_server(**options) as running:
         running.server.reports_violations = True
         print(running.endpoint, flush=True)
+        threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
         stop.wait()
 
 
 if __name__ == "__main__":
-    import sys
-
-    _serve_until_terminated(json.loads(sys.argv[1]))
+    _serve_until_stdin_closes()
