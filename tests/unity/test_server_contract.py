@@ -57,6 +57,24 @@ def test_requests_outside_the_contract_are_violations(unity, method, path, kwarg
     assert path in violated(u)
 
 
+def test_a_repeated_request_gets_its_verdict_every_time(unity):
+    """The double remembers verdicts by the whole request (and response): the same bytes
+    again are the same violation again, and a valid request answered differently is judged anew."""
+    u, http = unity
+    for _ in range(3):
+        r = http.get("/tables", params={"catalog_name": "c", "schema_name": "s", "max_results": 51})
+        assert r.status_code == 500 and r.json()["error_code"] == "CONTRACT_VIOLATION"
+        assert "max_results" in violated(u)
+    http.post("/schemas", json={"name": "s", "catalog_name": "c"})
+    http.post("/tables", json={"name": "t", "catalog_name": "c", "schema_name": "s", "table_type": "EXTERNAL",
+                               "data_source_format": "DELTA", "columns": [], "storage_location": "/tmp/t"})
+    assert http.get("/tables/c.s.t").status_code == 200
+    u.server.check()  # no violation so far
+    u.server.tables["c.s.t"]["table_type"] = "LANCE"  # the same request, an answer outside the contract
+    assert http.get("/tables/c.s.t").status_code == 500
+    assert "LANCE" in violated(u)
+
+
 def test_responses_outside_the_contract_are_violations(unity):
     u, http = unity
     http.post("/schemas", json={"name": "s", "catalog_name": "c"})
