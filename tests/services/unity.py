@@ -459,6 +459,8 @@ def unity_server_process(legacy_errors: bool = False, auth_token: str | None = N
     import subprocess
     import sys
 
+    from .process import stop_by_pid
+
     root = str(Path(__file__).resolve().parents[2])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
     # the options (a bearer token among them) go in on stdin, never on a command line; the
@@ -476,12 +478,7 @@ def unity_server_process(legacy_errors: bool = False, auth_token: str | None = N
         yield RunningUnity(_Remote(endpoint), endpoint)
     finally:
         proc.stdin.close()
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_by_pid(proc)
 
 
 def _serve_until_stdin_closes() -> None:
