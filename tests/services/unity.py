@@ -118,6 +118,12 @@ def component_validator(name: str):
     return OAS30Validator(schema, registry=registry)
 
 
+def _fail_on(violations: list[str]) -> None:
+    """The test's failure when the double recorded any violation (in this process or another)."""
+    if violations:
+        raise AssertionError("Unity contract violations:\n" + "\n".join(violations))
+
+
 class HttpError(Exception):
     def __init__(self, status: int, code: str, message: str):
         self.status, self.code, self.message = status, code, message
@@ -162,9 +168,8 @@ class UnityServer:
 
     def check(self) -> None:
         """Fail if any request or response broke the contract."""
-        if self.violations:
-            found, self.violations = self.violations, []
-            raise AssertionError("Unity contract violations:\n" + "\n".join(found))
+        found, self.violations = self.violations, []
+        _fail_on(found)
 
     # -- WSGI ----------------------------------------------------------------------
     def __call__(self, environ, start_response):
@@ -414,9 +419,7 @@ class _Remote:
 
     def check(self) -> None:
         with urllib.request.urlopen(f"{self.endpoint}{VIOLATIONS_PATH}", timeout=30) as r:
-            found = json.loads(r.read())
-        if found:
-            raise AssertionError("Unity contract violations:\n" + "\n".join(found))
+            _fail_on(json.loads(r.read()))
 
 
 @dataclass

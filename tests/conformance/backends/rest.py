@@ -21,6 +21,7 @@ from lance_ns.errors import InvalidInputError
 from tests.server.conftest import lance_ns_serve
 
 from . import Backend, Ctx, declared_caps, facts
+from .servers import serve_args
 
 #: the served namespace's declared capabilities (its class: ours) plus this environment's
 _ENVIRONMENT = ("nested", "data", "detail", "ns_properties", "table_properties", "register")
@@ -43,13 +44,17 @@ def data_backend(root: str):
     return lance.namespace.DirectoryNamespace(root=root)
 
 
+def _serve_dir(root, log):
+    """``lance-ns serve`` over the directory namespace on ``root``, a process of its own."""
+    return lance_ns_serve([*serve_args(str(root), {}), "--log-level", "warning"], log_file=log)
+
+
 @contextmanager
 def _ours(tmp):
     root = tmp / "rest-ours"
     root.mkdir()
     served = serving_backend(str(root))
-    with lance_ns_serve(["--impl", "dir", "--prop", f"root={root}", "--log-level", "warning"],
-                        log_file=tmp / "rest-ours.log") as server:
+    with _serve_dir(root, tmp / "rest-ours.log") as server:
         client = lance_ns.connect("rest", {"uri": server.url})
         try:
             yield Ctx(connect=lambda: client, caps=declared_caps(served, *_ENVIRONMENT), scratch=str(tmp / "scratch"),
@@ -102,8 +107,7 @@ def _pylance_client(tmp):
     root = tmp / "rest-pylance-client"
     root.mkdir()
     served = serving_backend(str(root))
-    with lance_ns_serve(["--impl", "dir", "--prop", f"root={root}", "--log-level", "warning"],
-                        log_file=tmp / "rest-pylance-client.log") as server:
+    with _serve_dir(root, tmp / "rest-pylance-client.log") as server:
         client = ModelsOnly(lance.namespace.RestNamespace(uri=server.url))
         yield Ctx(
             connect=lambda: client,

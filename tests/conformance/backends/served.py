@@ -18,6 +18,7 @@ by the rest backends).
 from contextlib import contextmanager
 
 import lance_ns
+from lance_ns.config import ENV_PREFIX
 from lance_ns.server import run_server_in_thread
 from tests.server.conftest import lance_ns_serve
 
@@ -65,8 +66,8 @@ def _serving(ctx: Ctx, tmp):
             yield server
         return
     impl, props = ctx.spawn
-    env = {"LANCE_NS__SERVED__IMPL": impl,
-           **{f"LANCE_NS__SERVED__{k.replace('.', '__').upper()}": v for k, v in props.items()}}
+    prefix = f"{ENV_PREFIX}SERVED__"  # LANCE_NS__NAME__KEY, a dot in KEY written "__"
+    env = {f"{prefix}IMPL": impl, **{prefix + k.replace(".", "__").upper(): v for k, v in props.items()}}
     with lance_ns_serve(["--config", "served", "--log-level", "warning"], env=env,
                         log_file=tmp / "served.log") as server:
         yield server
