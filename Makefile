@@ -45,6 +45,7 @@ bench: install
 	$(BIN)/python benchmarks/bench_dir.py --quick
 	$(BIN)/python benchmarks/bench_rest.py --quick
 	$(BIN)/python benchmarks/bench_spark.py --rows 200000 --rounds 1
+	$(BIN)/python benchmarks/bench_spark_streaming.py --rows 200000 --rounds 1
 	$(BIN)/python benchmarks/bench_ui.py --quick
 
 clean:

@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("pyspark")
 
-from lance_ns.spark import bridge_worker  # noqa: E402
+from lance_ns.spark import bridge_worker, datasource  # noqa: E402
 
 
 def frame(payload) -> bytes:
@@ -193,3 +193,46 @@ def test_a_failed_task_discards_its_files_and_an_aborted_job_leaves_nothing(tmp_
     assert not data.exists() or not list(data.iterdir())
     with pytest.raises(ValueError):
         lance.dataset(path)
+
+
+# -- streaming writes (LanceWrite's Stream): planned once, one commit per micro-batch by its id
+
+
+def plan_stream(path: str, stream_id: str = "query-1") -> str:
+    return serve({"op": "write_plan", "options": {"path": path, "streamId": stream_id}, "schema": _ID_S,
+                  "overwrite": False, "stream": True}).frame()["writer"]
+
+
+def micro_batch(writer: str, ids) -> list:
+    return serve_bytes(frame({"op": "write", "writer": writer}) + rows(ids)).frame()["fragments"]
+
+
+def test_a_stream_commits_each_micro_batch_once_by_its_id(tmp_path):
+    path = str(tmp_path / "w.lance")
+    writer = plan_stream(path)
+    for epoch, ids in ((0, range(0, 10)), (1, range(10, 15))):
+        assert serve({"op": "write_commit", "writer": writer, "messages": [micro_batch(writer, ids), None],
+                      "epoch": epoch}).frame() == {}
+    ds = lance.dataset(path)
+    assert ds.version == 2 and sorted(ds.to_table()["id"].to_pylist()) == list(range(15))
+    assert ds.read_transaction(2).transaction_properties[datasource.BATCH_KEY] == "1"
+    # batch 1 replayed after a restart (its commit done, the checkpoint never told): not committed
+    # again, and the replay's files are deleted
+    data = tmp_path / "w.lance" / "data"
+    files = set(data.iterdir())
+    replayed = micro_batch(plan_stream(path), range(10, 15))
+    assert set(data.iterdir()) != files
+    assert serve({"op": "write_commit", "writer": writer, "messages": [replayed], "epoch": 1}).frame() == {}
+    assert lance.dataset(path).version == 2 and set(data.iterdir()) == files
+    # an aborted micro-batch leaves nothing, and the next batch id commits
+    aborted = micro_batch(writer, range(15, 20))
+    assert serve({"op": "write_abort", "writer": writer, "messages": [aborted], "epoch": 2}).frame() == {}
+    assert set(data.iterdir()) == files
+    serve({"op": "write_commit", "writer": writer, "messages": [micro_batch(writer, range(15, 20))], "epoch": 2})
+    assert lance.dataset(path).version == 3 and lance.dataset(path).count_rows() == 20
+
+
+def test_a_stream_without_a_stream_id_is_refused_at_planning(tmp_path):
+    reply = serve({"op": "write_plan", "options": {"path": str(tmp_path / "w.lance")}, "schema": _ID_S,
+                   "overwrite": False, "stream": True}).frame()
+    assert reply["error"]["code"] == 13 and "streamId" in reply["error"]["message"]

@@ -1,8 +1,12 @@
 """Structured Streaming through ``lancens.spark.LanceCatalog`` (issue 18):
 ``readStream.table`` and ``writeStream.toTable`` on catalog tables, exactly
-once across a restart from the checkpoint."""
+once across a restart from the checkpoint; the sink is the JVM's ``LanceWrite``
+(the bridge's workers), as every batch write is, not Spark's Python source."""
 
 from __future__ import annotations
+
+import contextlib
+import io
 
 import pytest
 
@@ -25,6 +29,10 @@ def test_stream_between_catalog_tables(spark, catalog, db, tmp_path):
         )
         query.awaitTermination(120)
         assert query.exception() is None, query.exception()
+        shown = io.StringIO()
+        with contextlib.redirect_stdout(shown):
+            query.explain()  # the last micro-batch's plan
+        assert "LanceWrite(stream append of" in shown.getvalue(), shown.getvalue()
 
     spark.sql(f"INSERT INTO {source} VALUES (1, 'a'), (2, 'b')")
     run_until_caught_up()

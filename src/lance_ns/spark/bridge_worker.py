@@ -18,17 +18,20 @@ source, so each option means the same on both read paths.
              table function: its rows, :mod:`.search`)
 ``catalog``  a call of the SQL catalog ``LanceCatalog`` (see :mod:`.catalog`), the SQL
              extension's statements and search schemas among them
-``write_plan``    a batch write's plan on the driver: the Python source's writer for the
-                  options and schema (the table declared if the write creates it), pickled
+``write_plan``    a write's plan on the driver: the Python source's writer for the options
+                  and schema (the table declared if the write creates it), pickled; for a
+                  streaming query (``stream``) its stream writer, planned once per query
 ``write``         one task's rows: the request, then an Arrow IPC stream of the rows;
                   the reply names the Lance fragments written (``bridge/LanceWrite.java``)
-``write_commit``  the driver's one Lance commit of every task's fragments
+``write_commit``  the driver's one Lance commit of every task's fragments (a stream's: once
+                  per micro-batch, with its ``epoch``, which a replayed batch repeats)
 ``write_abort``   the driver's clean-up of a failed job (the tasks' files, a declared table)
 ``write_discard`` a failed task's clean-up: the files of the fragments it wrote
 
-Batch writes thus never start Spark's own Python workers: the plan, the tasks and the
-commit are the same :class:`.datasource.LanceWriter` calls the Python source makes,
-run in these long-lived workers.
+Writes thus never start Spark's own Python workers: the plan, the tasks and the
+commit are the same :class:`.datasource.LanceWriter` (a stream's:
+:class:`.datasource.LanceStreamWriter`) calls the Python source makes, run in these
+long-lived workers.
 
 Errors reply ``{"error": {"type", "code", "message"}}`` with the
 :mod:`lance_ns.errors` class and code, or, during a scan, in the trailer.
@@ -232,15 +235,18 @@ def _stream(out: BinaryIO, target: pa.Schema, write) -> None:
 
 # ------------------------------------------------------------------ writing
 def write_plan(request: dict) -> dict:
-    """The writer of a batch write (the Python source's, so every option means the same),
+    """The writer of a write (the Python source's, so every option means the same),
     pickled for the tasks and the commit: it carries the table, the schema the fragments
-    are written with, the version read and the job's records."""
+    are written with, the version read and the job's records; a stream's carries its
+    stream id, by which each micro-batch's commit is recognised when replayed."""
     from pyspark.sql.types import StructType
 
     from .datasource import LanceDataSource
 
     schema = StructType.fromJson(json.loads(request["schema"]))
-    writer = LanceDataSource(dict(request["options"])).writer(schema, bool(request["overwrite"]))
+    source = LanceDataSource(dict(request["options"]))
+    plan = source.streamWriter if request.get("stream") else source.writer
+    writer = plan(schema, bool(request["overwrite"]))
     return {"writer": base64.b64encode(cloudpickle.dumps(writer)).decode()}
 
 
@@ -265,13 +271,19 @@ def _messages(request: dict) -> list:
     return [None if m is None else LanceCommitMessage(list(m)) for m in request["messages"]]
 
 
+def _batch(request: dict) -> tuple:
+    """The micro-batch (epoch) id a stream's commit and abort take after the messages; a
+    batch write's take none."""
+    return () if request.get("epoch") is None else (int(request["epoch"]),)
+
+
 def write_commit(request: dict) -> dict:
-    _writer(request).commit(_messages(request))
+    _writer(request).commit(_messages(request), *_batch(request))
     return {}
 
 
 def write_abort(request: dict) -> dict:
-    _writer(request).abort(_messages(request))
+    _writer(request).abort(_messages(request), *_batch(request))
     return {}
 
 

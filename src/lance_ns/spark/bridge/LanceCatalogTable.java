@@ -5,7 +5,6 @@ import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 
 import org.apache.spark.sql.connector.catalog.Identifier;
@@ -207,7 +206,7 @@ final class LanceCatalogTable
 
   /**
    * The write of this table, with {@code extra} options over the table's and the query's:
-   * a {@link LanceWrite} in batch, the Python source's write for a stream.
+   * a {@link LanceWrite}, in batch and in a stream.
    */
   private LanceWrite.Builder lanceWrite(LogicalWriteInfo info, Map<String, String> extra) {
     if (options.containsKey("version")) {
@@ -216,39 +215,7 @@ final class LanceCatalogTable
     }
     Map<String, String> all = new HashMap<>(merged(info.options()));
     all.putAll(extra);
-    return new LanceWrite.Builder(all, info.schema(), () -> pythonWriteBuilder(info, all));
-  }
-
-  /** The Python source's write of this table with these options (streaming writes). */
-  private WriteBuilder pythonWriteBuilder(LogicalWriteInfo info, Map<String, String> all) {
-    LanceProvider.requireRegistered(source);
-    CaseInsensitiveStringMap writeOptions = new CaseInsensitiveStringMap(all);
-    return ((SupportsWrite) python).newWriteBuilder(new LogicalWriteInfo() {
-      @Override
-      public CaseInsensitiveStringMap options() {
-        return writeOptions;
-      }
-
-      @Override
-      public String queryId() {
-        return info.queryId();
-      }
-
-      @Override
-      public StructType schema() {
-        return info.schema();
-      }
-
-      @Override
-      public Optional<StructType> rowIdSchema() {
-        return info.rowIdSchema();
-      }
-
-      @Override
-      public Optional<StructType> metadataSchema() {
-        return info.metadataSchema();
-      }
-    });
+    return new LanceWrite.Builder(all, info.schema());
   }
 
   // ------------------------------------------------------ UPDATE / MERGE INTO

@@ -56,9 +56,9 @@ import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
  * {@code ArrowColumnVector}s.  The scan is also told which columns a query
  * needs, which Python sources never are.
  *
- * <p>Writes and streaming are not duplicated here: they go to the Python data
- * source, registered as {@code lance_python}, through Spark's own
- * {@link PythonDataSourceV2}.
+ * <p>Writes, batch and streaming, are {@link LanceWrite}'s.  Streaming reads are
+ * not duplicated here: they go to the Python data source, registered as
+ * {@code lance_python}, through Spark's own {@link PythonDataSourceV2}.
  */
 public class LanceProvider implements TableProvider, DataSourceRegister {
   /** The name the Python source is registered under when this class is present. */
@@ -111,7 +111,7 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
     return new LanceTable(schema, version, python, python.getTable(schema, partitioning, properties));
   }
 
-  /** Reads and batch writes here; streaming through the Python source's table. */
+  /** Reads and writes here; streaming reads through the Python source's table. */
   static final class LanceTable implements SupportsRead, SupportsWrite {
     private final StructType schema;
     private final Long version;
@@ -145,13 +145,10 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
       return new LanceScanBuilder(schema, version, options, source, (SupportsRead) python);
     }
 
-    /** Batch writes through the bridge's workers ({@link LanceWrite}), streams through the Python source. */
+    /** Writes, batch and streaming, through the bridge's workers ({@link LanceWrite}). */
     @Override
     public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
-      return new LanceWrite.Builder(new HashMap<>(info.options()), info.schema(), () -> {
-        requireRegistered(source);
-        return ((SupportsWrite) python).newWriteBuilder(info);
-      });
+      return new LanceWrite.Builder(new HashMap<>(info.options()), info.schema());
     }
   }
 
@@ -453,7 +450,7 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
       source.source(); // looks the name up in the session
     } catch (Exception e) { // Spark's AnalysisException is a checked exception to Java
       String hint = String.valueOf(e.getMessage()).contains("DATA_SOURCE_NOT_EXIST")
-          ? "the lance format writes and streams through its Python source '" + PYTHON_SOURCE
+          ? "the lance format reads streams through its Python source '" + PYTHON_SOURCE
               + "': call lance_ns.spark.register(spark) once in this session (build_session does)"
           : e.getMessage();
       throw new IllegalStateException(hint, e);

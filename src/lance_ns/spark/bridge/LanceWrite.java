@@ -5,7 +5,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Supplier;
 
 import org.apache.arrow.vector.ipc.ArrowStreamWriter;
 import org.apache.spark.sql.catalyst.InternalRow;
@@ -18,6 +17,7 @@ import org.apache.spark.sql.connector.write.SupportsTruncate;
 import org.apache.spark.sql.connector.write.Write;
 import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.connector.write.WriterCommitMessage;
+import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory;
 import org.apache.spark.sql.connector.write.streaming.StreamingWrite;
 import org.apache.spark.sql.execution.arrow.ArrowWriter;
 import org.apache.spark.sql.internal.SQLConf;
@@ -25,7 +25,7 @@ import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructType;
 
 /**
- * A batch write through the bridge's own workers ({@link Workers}), where Spark's
+ * A write through the bridge's own workers ({@link Workers}), where Spark's
  * Python data source would start three kinds of Python worker (one to plan, one
  * per task, one to commit) and pickle the writer for each.
  *
@@ -42,20 +42,20 @@ import org.apache.spark.sql.types.StructType;
  *       deletes what the tasks wrote ({@code write_abort}).
  * </ul>
  *
- * Streaming writes stay the Python source's (its micro-batch commit protocol).
+ * A streaming write is the same, once per micro-batch: its plan is the Python
+ * source's stream writer, and each batch's commit carries the batch (epoch) id, so
+ * that a batch replayed after a restart is not committed twice (its files deleted).
  */
 final class LanceWrite implements Write {
-  /** Append, or overwrite after {@link #truncate}; {@code python} is the Python source's builder, for streams. */
+  /** Append, or overwrite after {@link #truncate}. */
   static final class Builder implements SupportsTruncate {
     private final Map<String, String> options;
     private final StructType schema;
-    private final Supplier<WriteBuilder> python;
     private boolean overwrite;
 
-    Builder(Map<String, String> options, StructType schema, Supplier<WriteBuilder> python) {
+    Builder(Map<String, String> options, StructType schema) {
       this.options = options;
       this.schema = schema;
-      this.python = python;
     }
 
     @Override
@@ -66,20 +66,18 @@ final class LanceWrite implements Write {
 
     @Override
     public Write build() {
-      return new LanceWrite(options, schema, overwrite, python);
+      return new LanceWrite(options, schema, overwrite);
     }
   }
 
   private final Map<String, String> options;
   private final StructType schema;
   private final boolean overwrite;
-  private final Supplier<WriteBuilder> python;
 
-  private LanceWrite(Map<String, String> options, StructType schema, boolean overwrite, Supplier<WriteBuilder> python) {
+  private LanceWrite(Map<String, String> options, StructType schema, boolean overwrite) {
     this.options = options;
     this.schema = schema;
     this.overwrite = overwrite;
-    this.python = python;
   }
 
   @Override
@@ -95,24 +93,45 @@ final class LanceWrite implements Write {
 
   @Override
   public BatchWrite toBatch() {
+    return new Batch(plan(false));
+  }
+
+  @Override
+  public StreamingWrite toStreaming() {
+    return new Stream(plan(true), this);
+  }
+
+  /** The driver's worker plans the write ({@code write_plan}): the tasks' factory. */
+  private Factory plan(boolean stream) {
     Map<String, Object> request = new HashMap<>();
     request.put("op", "write_plan");
     request.put("options", options);
     request.put("schema", schema.json());
     request.put("overwrite", overwrite);
+    request.put("stream", stream);
     String writer = (String) Workers.call(request).get("writer");
     SQLConf conf = SQLConf.get();
     int perBatch = conf.arrowMaxRecordsPerBatch();
-    return new Batch(new Factory(writer, schema, conf.sessionLocalTimeZone(), perBatch > 0 ? perBatch : Integer.MAX_VALUE));
+    return new Factory(writer, schema, conf.sessionLocalTimeZone(), perBatch > 0 ? perBatch : Integer.MAX_VALUE);
   }
 
-  @Override
-  public StreamingWrite toStreaming() {
-    WriteBuilder builder = python.get();
-    if (overwrite) {
-      builder = ((SupportsTruncate) builder).truncate();
+  /**
+   * A commit or abort request: the writer, each task's fragments (null: a task that sent
+   * none) and, for a stream, the micro-batch's id.
+   */
+  private static Map<String, Object> finish(String op, Factory job, WriterCommitMessage[] messages, Long epoch) {
+    List<Object> written = new ArrayList<>();
+    for (WriterCommitMessage m : messages) {
+      written.add(m instanceof Written ? ((Written) m).fragments : null);
     }
-    return builder.build().toStreaming();
+    Map<String, Object> request = new HashMap<>();
+    request.put("op", op);
+    request.put("writer", job.writer);
+    request.put("messages", written);
+    if (epoch != null) {
+      request.put("epoch", epoch);
+    }
+    return request;
   }
 
   /** What a task wrote: its fragments' metadata (Lance's JSON), none for a task without rows. */
@@ -140,30 +159,52 @@ final class LanceWrite implements Write {
 
     @Override
     public void commit(WriterCommitMessage[] messages) {
-      Workers.call(finish("write_commit", messages));
+      Workers.call(finish("write_commit", job, messages, null));
     }
 
     @Override
     public void abort(WriterCommitMessage[] messages) {
-      Workers.call(finish("write_abort", messages));
+      Workers.call(finish("write_abort", job, messages, null));
+    }
+  }
+
+  /**
+   * A streaming query's sink: each micro-batch's tasks as a batch's, then the batch's one
+   * commit (or abort) with its epoch id.
+   */
+  private static final class Stream implements StreamingWrite {
+    private final Factory job;
+    private final LanceWrite write;
+
+    Stream(Factory job, LanceWrite write) {
+      this.job = job;
+      this.write = write;
     }
 
-    /** A commit or abort request: the writer, and each task's fragments (null: a task that sent none). */
-    private Map<String, Object> finish(String op, WriterCommitMessage[] messages) {
-      List<Object> written = new ArrayList<>();
-      for (WriterCommitMessage m : messages) {
-        written.add(m instanceof Written ? ((Written) m).fragments : null);
-      }
-      Map<String, Object> request = new HashMap<>();
-      request.put("op", op);
-      request.put("writer", job.writer);
-      request.put("messages", written);
-      return request;
+    @Override
+    public StreamingDataWriterFactory createStreamingWriterFactory(PhysicalWriteInfo info) {
+      return job;
+    }
+
+    @Override
+    public void commit(long epochId, WriterCommitMessage[] messages) {
+      Workers.call(finish("write_commit", job, messages, epochId));
+    }
+
+    @Override
+    public void abort(long epochId, WriterCommitMessage[] messages) {
+      Workers.call(finish("write_abort", job, messages, epochId));
+    }
+
+    /** What a streaming query's plan shows of its sink. */
+    @Override
+    public String toString() {
+      return "LanceWrite(stream " + write.description() + ")";
     }
   }
 
   /** What each task needs of the planned write: the pickled writer, the rows' schema, how to batch them. */
-  private static final class Factory implements DataWriterFactory {
+  private static final class Factory implements DataWriterFactory, StreamingDataWriterFactory {
     private static final long serialVersionUID = 1L;
     private final String writer;
     private final StructType schema;
@@ -179,6 +220,12 @@ final class LanceWrite implements Write {
 
     @Override
     public DataWriter<InternalRow> createWriter(int partitionId, long taskId) {
+      return new TaskWriter(this);
+    }
+
+    /** A micro-batch's task: written as a batch's (the epoch is the commit's, on the driver). */
+    @Override
+    public DataWriter<InternalRow> createWriter(int partitionId, long taskId, long epochId) {
       return new TaskWriter(this);
     }
   }
