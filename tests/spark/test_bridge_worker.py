@@ -236,3 +236,34 @@ def test_a_stream_without_a_stream_id_is_refused_at_planning(tmp_path):
     reply = serve({"op": "write_plan", "options": {"path": str(tmp_path / "w.lance")}, "schema": _ID_S,
                    "overwrite": False, "stream": True}).frame()
     assert reply["error"]["code"] == 13 and "streamId" in reply["error"]["message"]
+
+
+# -- streaming reads (bridge/LanceStream.java): offsets are versions, a micro-batch the new fragments
+
+
+def test_a_stream_reads_the_fragments_each_version_added(table):
+    schema = '{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}}]}'
+
+    def stream(call, **more):
+        return serve({"op": "stream", "call": call, "options": {"path": table, **more.pop("options", {})},
+                      "schema": schema, **more}).frame()
+
+    assert stream("initial") == {"version": 0}
+    assert stream("initial", options={"startingVersion": "latest"}) == {"version": 1}
+    lance.write_dataset(pa.table({"id": pa.array([100, 101]), "s": pa.array(["a", "b"], pa.large_string())}),
+                        table, mode="append")
+    assert stream("latest") == {"version": 2}
+    got = {}
+    for start, end in ((0, 1), (1, 2), (2, 2)):
+        ids = []
+        for p in stream("partitions", start=start, end=end)["partitions"]:
+            r = serve({"op": "read", "partition": p})
+            assert r.frame() == {"ok": True}
+            ids += r.stream()["id"].to_pylist()
+            assert r.frame() == {}
+        got[(start, end)] = sorted(ids)
+    assert got == {(0, 1): list(range(100)), (1, 2): [100, 101], (2, 2): []}
+    lance.dataset(table).delete("id = 3")  # a commit that changes existing rows
+    refused = stream("partitions", start=2, end=3)["error"]
+    assert refused["code"] == 19 and "ignoreChanges" in refused["message"]
+    assert stream("partitions", start=2, end=3, options={"ignoreChanges": "true"}) == {"partitions": []}

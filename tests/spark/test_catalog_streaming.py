@@ -1,7 +1,8 @@
 """Structured Streaming through ``lancens.spark.LanceCatalog`` (issue 18):
 ``readStream.table`` and ``writeStream.toTable`` on catalog tables, exactly
-once across a restart from the checkpoint; the sink is the JVM's ``LanceWrite``
-(the bridge's workers), as every batch write is, not Spark's Python source."""
+once across a restart from the checkpoint; the source and the sink are the JVM
+path's (``LanceStream``, ``LanceWrite``: the bridge's workers), as every batch read
+and write is, not Spark's Python source."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ def test_stream_between_catalog_tables(spark, catalog, db, tmp_path):
         with contextlib.redirect_stdout(shown):
             query.explain()  # the last micro-batch's plan
         assert "LanceWrite(stream append of" in shown.getvalue(), shown.getvalue()
+        assert query.lastProgress["sources"][0]["description"].startswith("LanceStream("), query.lastProgress
 
     spark.sql(f"INSERT INTO {source} VALUES (1, 'a'), (2, 'b')")
     run_until_caught_up()

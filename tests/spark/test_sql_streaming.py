@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import lance
 import pytest
 from lance_namespace import CreateNamespaceRequest, DescribeTableRequest, ListTablesRequest
@@ -63,6 +65,35 @@ def test_stream_from_lance_to_lance_exactly_once(spark, lake, tmp_path):
     run()  # nothing new: no new commit
     loc = ns.describe_table(DescribeTableRequest(id=["dst"])).location
     assert lance.dataset(loc).version == 2
+
+
+def test_a_checkpoint_the_python_source_wrote_restarts_on_the_jvm_path(spark, lake, tmp_path):
+    """A stream started before reads took the JVM path (the Python source, ``lance_python``)
+    goes on from its checkpoint on it: the offsets are the same text on both paths."""
+    options, ns = lake
+    _write(spark.range(10).selectExpr("id"), options, "src")
+    checkpoint = str(tmp_path / "ck")
+
+    def run(source_format):
+        query = (
+            spark.readStream.format(source_format).options(**options).load("src")
+            .writeStream.format("lance").options(**options).option("checkpointLocation", checkpoint)
+            .trigger(availableNow=True).start("dst")
+        )
+        query.awaitTermination(300)
+        assert query.exception() is None, query.exception()
+        return query
+
+    run("lance_python")
+    _write(spark.range(10, 15).selectExpr("id"), options, "src", mode="append")
+    query = run("lance")
+    progress = query.lastProgress["sources"][0]
+    offsets = [json.loads(progress[k]) if isinstance(progress[k], str) else progress[k]
+               for k in ("startOffset", "endOffset")]
+    assert offsets == [{"version": 1}, {"version": 2}], progress  # only the new version's rows
+    assert progress["description"] == "LanceStream(src)", progress
+    dst = spark.read.format("lance").options(**options).load("dst")
+    assert sorted(r.id for r in dst.collect()) == list(range(15))
 
 
 def test_stream_source_refuses_rewrites_unless_asked(spark, lake):

@@ -212,7 +212,7 @@ def test_a_bridge_that_cannot_be_built_warns_and_falls_back(tmp_path, monkeypatc
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("")
     monkeypatch.setenv("LANCE_NS_CACHE", str(blocker / "cache"))  # cannot be created
-    with pytest.warns(UserWarning, match="no JVM read path"):
+    with pytest.warns(UserWarning, match="no JVM path"):
         assert session._bridge_jar() is None
 
 

@@ -13,6 +13,9 @@ answers requests on stdin with replies on stdout (framing in
 
 Options are parsed by :class:`.options.SourceOptions`, as in the Python
 source, so each option means the same on both read paths.
+``stream``   a streaming read's offsets (table versions: ``initial``, ``latest``) and one
+             micro-batch's ``partitions`` (the fragments added between two versions), by
+             the Python source's own stream reader (``bridge/LanceStream.java``)
 ``read``     one partition, as an Arrow IPC stream in exactly the Arrow types
              Spark's ``ArrowColumnVector`` expects, then a trailer (a partition of a search
              table function: its rows, :mod:`.search`)
@@ -206,6 +209,27 @@ def read(request: dict, out: BinaryIO) -> None:
     _stream(out, target, scan)
 
 
+def stream(request: dict) -> dict:
+    """A streaming read's offset or one micro-batch's partitions: the Python source's own
+    :class:`.datasource.LanceStreamReader` (so ``startingVersion``, ``ignoreChanges`` and the
+    rest mean the same on both paths), its partitions in the form ``read`` takes."""
+    from pyspark.sql.types import StructType
+
+    from .datasource import LanceDataSource
+
+    reader = LanceDataSource(dict(request["options"])).streamReader(StructType.fromJson(json.loads(request["schema"])))
+    call = request["call"]
+    if call == "initial":
+        return reader.initialOffset()
+    if call == "latest":
+        return reader.latestOffset()
+    spec = reader.spec
+    base = {"uri": spec.ref.uri, "storage_options": spec.ref.storage_options, "schema": request["schema"],
+            "columns": spec.columns, "filter": spec.filter, "batch_size": spec.batch_size}
+    planned = reader.partitions({"version": request["start"]}, {"version": request["end"]})
+    return {"partitions": [json.dumps({**base, **p.value}) for p in planned]}
+
+
 def _read_search(p: dict, target: pa.Schema, out: BinaryIO) -> None:
     """A search table function's one partition (:mod:`.search`): QueryTable through the
     catalog's namespace, streamed as a scan's partition is."""
@@ -302,6 +326,7 @@ HANDLERS = {
     "schema": schema,
     "filters": filter_sql,
     "plan": plan,
+    "stream": stream,
     "catalog": catalog,
     "write_plan": write_plan,
     "write_commit": write_commit,

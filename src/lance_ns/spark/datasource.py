@@ -653,8 +653,8 @@ def _warn_python_path() -> None:
     where = repr(path) if path else ("the path `python -m lance_ns.spark.jar` prints (the jar built with the "
                                       "package for this Spark minor, or a JDK's javac to build one)")
     warnings.warn(
-        "lance: this SparkSession has no lance-ns jar, so format('lance') reads through the Python "
-        "data source, which is several times slower than the JVM read path, and no lance SQL catalog "
+        "lance: this SparkSession has no lance-ns jar, so format('lance') reads and writes through the "
+        "Python data source, which is several times slower than the JVM path, and no lance SQL catalog "
         f"can be configured. Start the session with spark.jars={where} (spark-submit --jars), "
         f"spark.driver.extraJavaOptions and spark.executor.extraJavaOptions={ARROW_FLAGS!r}: "
         "`python -m lance_ns.spark.bridge` prints every setting (spark-submit arguments, or "

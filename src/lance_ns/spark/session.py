@@ -113,7 +113,7 @@ def _bridge_jar() -> str | None:
     try:
         return jar_path()
     except (OSError, RuntimeError) as exc:  # an unwritable cache, javac refusing the sources
-        warnings.warn(f"lance: no JVM read path, reads use the Python source ({exc})", stacklevel=3)
+        warnings.warn(f"lance: no JVM path, reads and writes use the Python source ({exc})", stacklevel=3)
         return None
 
 

@@ -16,7 +16,6 @@ import org.apache.spark.sql.connector.catalog.SupportsRowLevelOperations;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableCapability;
-import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
@@ -27,7 +26,6 @@ import org.apache.spark.sql.connector.write.SupportsDynamicOverwrite;
 import org.apache.spark.sql.connector.write.SupportsOverwrite;
 import org.apache.spark.sql.connector.write.Write;
 import org.apache.spark.sql.connector.write.WriteBuilder;
-import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceV2;
 import org.apache.spark.sql.sources.AlwaysTrue;
 import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.types.DataType;
@@ -52,8 +50,6 @@ final class LanceCatalogTable
   private final StructType schema;
   private final Map<String, String> options;
   private final Map<String, String> properties;
-  private final PythonDataSourceV2 source = new PythonDataSourceV2();
-  private final Table python;
 
   LanceCatalogTable(
       LanceCatalog catalog, Identifier ident, StructType schema, Map<String, String> options, Map<String, String> properties) {
@@ -62,8 +58,6 @@ final class LanceCatalogTable
     this.schema = schema;
     this.options = options;
     this.properties = properties;
-    source.setShortName(LanceProvider.PYTHON_SOURCE);
-    python = source.getTable(schema, new Transform[0], options);
   }
 
   @Override
@@ -145,7 +139,7 @@ final class LanceCatalogTable
 
   @Override
   public ScanBuilder newScanBuilder(CaseInsensitiveStringMap query) {
-    return new LanceProvider.LanceScanBuilder(schema, null, merged(query), source, (SupportsRead) python);
+    return new LanceProvider.LanceScanBuilder(schema, null, merged(query));
   }
 
   @Override
@@ -265,7 +259,7 @@ final class LanceCatalogTable
      */
     @Override
     public ScanBuilder newScanBuilder(CaseInsensitiveStringMap query) {
-      ScanBuilder all = new LanceProvider.LanceScanBuilder(schema, version, merged(query), source, (SupportsRead) python);
+      ScanBuilder all = new LanceProvider.LanceScanBuilder(schema, version, merged(query));
       return new ScanBuilder() {
         @Override
         public Scan build() {

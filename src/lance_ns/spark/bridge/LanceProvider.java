@@ -1,6 +1,7 @@
 package lancens.spark;
 
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -33,7 +34,6 @@ import org.apache.spark.sql.connector.read.SupportsReportStatistics;
 import org.apache.spark.sql.connector.read.streaming.MicroBatchStream;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
 import org.apache.spark.sql.connector.write.WriteBuilder;
-import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceV2;
 import org.apache.spark.sql.sources.DataSourceRegister;
 import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.types.DataType;
@@ -56,14 +56,12 @@ import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
  * {@code ArrowColumnVector}s.  The scan is also told which columns a query
  * needs, which Python sources never are.
  *
- * <p>Writes, batch and streaming, are {@link LanceWrite}'s.  Streaming reads are
- * not duplicated here: they go to the Python data source, registered as
- * {@code lance_python}, through Spark's own {@link PythonDataSourceV2}.
+ * <p>Streaming reads take the same partitions ({@link LanceStream}), and writes,
+ * batch and streaming, are {@link LanceWrite}'s: no read or write of the format
+ * starts Spark's own Python workers.  The Python source stays registered as
+ * {@code lance_python}, for a session without the jar or to compare.
  */
 public class LanceProvider implements TableProvider, DataSourceRegister {
-  /** The name the Python source is registered under when this class is present. */
-  static final String PYTHON_SOURCE = "lance_python";
-
   /**
    * Called by {@code lance_ns.spark.register}: the driver's Python, used by
    * this JVM's workers when neither spark.pyspark.python nor PYSPARK_PYTHON
@@ -104,25 +102,19 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
 
   @Override
   public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
-    PythonDataSourceV2 python = new PythonDataSourceV2();
-    python.setShortName(PYTHON_SOURCE);
     Long version = pinnedVersion;
     pinnedVersion = null;
-    return new LanceTable(schema, version, python, python.getTable(schema, partitioning, properties));
+    return new LanceTable(schema, version);
   }
 
-  /** Reads and writes here; streaming reads through the Python source's table. */
+  /** Reads and writes, batch and streaming, all on this path. */
   static final class LanceTable implements SupportsRead, SupportsWrite {
     private final StructType schema;
     private final Long version;
-    private final PythonDataSourceV2 source;
-    private final Table python;
 
-    LanceTable(StructType schema, Long version, PythonDataSourceV2 source, Table python) {
+    LanceTable(StructType schema, Long version) {
       this.schema = schema;
       this.version = version;
-      this.source = source;
-      this.python = python;
     }
 
     @Override
@@ -137,12 +129,13 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
 
     @Override
     public Set<TableCapability> capabilities() {
-      return python.capabilities();
+      return EnumSet.of(TableCapability.BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.TRUNCATE,
+          TableCapability.MICRO_BATCH_READ, TableCapability.STREAMING_WRITE);
     }
 
     @Override
     public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
-      return new LanceScanBuilder(schema, version, options, source, (SupportsRead) python);
+      return new LanceScanBuilder(schema, version, options);
     }
 
     /** Writes, batch and streaming, through the bridge's workers ({@link LanceWrite}). */
@@ -160,8 +153,6 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
     private final StructType schema;
     private final Long version;
     private final CaseInsensitiveStringMap options;
-    private final PythonDataSourceV2 source;
-    private final SupportsRead python;
     private StructType readSchema;
     private Predicate[] pushed = new Predicate[0];
     private String filterSql;
@@ -169,18 +160,11 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
     private Map<String, Object> fullText;
     private int countStars; // COUNT(*)s answered from metadata (0: a scan)
 
-    LanceScanBuilder(
-        StructType schema,
-        Long version,
-        CaseInsensitiveStringMap options,
-        PythonDataSourceV2 source,
-        SupportsRead python) {
+    LanceScanBuilder(StructType schema, Long version, CaseInsensitiveStringMap options) {
       this.schema = schema;
       this.version = version;
       this.readSchema = schema;
       this.options = options;
-      this.source = source;
-      this.python = python;
     }
 
     /**
@@ -283,7 +267,7 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
       if (countStars > 0) {
         return new LanceCount(readSchema, version, options, countStars);
       }
-      return new LanceScan(readSchema, version, options, filterSql, fullText, source, python);
+      return new LanceScan(readSchema, version, options, filterSql, fullText);
     }
   }
 
@@ -348,8 +332,6 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
     private final CaseInsensitiveStringMap options;
     private final String filterSql;
     private final Map<String, Object> fullText;
-    private final PythonDataSourceV2 source;
-    private final SupportsRead python;
     private InputPartition[] partitions;
     private long rows;
     private long bytes;
@@ -359,16 +341,12 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
         Long version,
         CaseInsensitiveStringMap options,
         String filterSql,
-        Map<String, Object> fullText,
-        PythonDataSourceV2 source,
-        SupportsRead python) {
+        Map<String, Object> fullText) {
       this.fullText = fullText;
       this.readSchema = readSchema;
       this.version = version;
       this.options = options;
       this.filterSql = filterSql;
-      this.source = source;
-      this.python = python;
     }
 
     @Override
@@ -437,23 +415,10 @@ public class LanceProvider implements TableProvider, DataSourceRegister {
       return new LanceReaders.Factory();
     }
 
+    /** A streaming read, on this path too: Spark builds a stream's scan without pushing anything into it. */
     @Override
     public MicroBatchStream toMicroBatchStream(String checkpointLocation) {
-      requireRegistered(source);
-      return python.newScanBuilder(options).build().toMicroBatchStream(checkpointLocation);
-    }
-  }
-
-  /** Fails with what to do when the Python source this class delegates to is not registered. */
-  static void requireRegistered(PythonDataSourceV2 source) {
-    try {
-      source.source(); // looks the name up in the session
-    } catch (Exception e) { // Spark's AnalysisException is a checked exception to Java
-      String hint = String.valueOf(e.getMessage()).contains("DATA_SOURCE_NOT_EXIST")
-          ? "the lance format reads streams through its Python source '" + PYTHON_SOURCE
-              + "': call lance_ns.spark.register(spark) once in this session (build_session does)"
-          : e.getMessage();
-      throw new IllegalStateException(hint, e);
+      return new LanceStream(options, readSchema);
     }
   }
 }
