@@ -67,6 +67,14 @@ def cluster(master: str, root: str, rows: str) -> None:
     spark.sql("CREATE TABLE lake.analytics.events (event_id BIGINT, amount DOUBLE)")
     spark.sql(f"INSERT INTO lake.analytics.events SELECT id, id * 0.5 FROM range(0, {int(rows)}, 1, 2)")
     result["read"] = list(spark.sql("SELECT count(*), sum(amount) FROM lake.analytics.events").first())
+    # a streaming query, table to table: its micro-batch's reads and writes run on the executors' bridge workers
+    spark.sql("CREATE TABLE lake.analytics.events_copy (event_id BIGINT, amount DOUBLE)")
+    query = (spark.readStream.table("lake.analytics.events").writeStream
+             .option("checkpointLocation", os.path.join(root, "_checkpoint")).trigger(availableNow=True)
+             .toTable("lake.analytics.events_copy"))
+    query.awaitTermination(600)
+    result["streamed"] = list(spark.sql("SELECT count(*), sum(amount) FROM lake.analytics.events_copy").first())
+    result["stream_source"] = query.lastProgress["sources"][0]["description"]
     print("RESULT " + json.dumps(result), flush=True)
 
 

@@ -98,8 +98,10 @@ def test_catalog_reads_and_writes_on_a_standalone_cluster(spark_cluster, tmp_pat
         fetched = [p.name for p in (spark_cluster.worker_dir(worker) / result["app_id"]).glob("*/*.jar")]
         assert any(name.startswith("lance-ns-spark-") for name in fetched), fetched
 
-    # the query through the catalog read every row the write job wrote
+    # the query through the catalog read every row the write job wrote, and a stream copied them
+    # (the JVM path's LanceStream and LanceWrite, on the executors)
     assert result["read"] == [rows, sum(i * 0.5 for i in range(rows))]
+    assert result["streamed"] == result["read"] and result["stream_source"].startswith("LanceStream("), result
 
     # CREATE TABLE committed an empty version, and the write job one more with
     # all its rows, from its two tasks' fragments
