@@ -7,10 +7,14 @@ commit message with the driver), the second writes its rows and then stalls befo
 so no job ever commits.  The test kills this whole process group with SIGKILL.
 
     python tests/spark/killed_write_job.py ROOT FORM:CATALOG.TABLE ...
-    python tests/spark/killed_write_job.py ROOT --sql STATEMENT ...   # the writes after the kill
+    python tests/spark/killed_write_job.py ROOT --sql STATEMENT ... [--stream CATALOG.TABLE]
+                                                                  # the writes after the kill
 
-FORM is ``append``, ``overwrite``, ``insert-overwrite``, ``ctas`` (a table that does not exist) or
-``replace`` (``createOrReplace`` of an existing table: a staged RTAS).
+FORM is ``append``, ``overwrite``, ``insert-overwrite``, ``ctas`` (a table that does not exist),
+``replace`` (``createOrReplace`` of an existing table: a staged RTAS) or ``stream`` (a streaming
+query from the table ``CATALOG.s.stream_source`` into the table, one micro-batch whose second
+task stalls; its checkpoint under ROOT).  ``--stream`` runs that query again from its checkpoint,
+without the stall, after the statements.
 """
 
 from __future__ import annotations
@@ -41,13 +45,28 @@ def session(root: str, cores: int):
     return spark
 
 
-def run_sql(root: str, statements: list[str]) -> None:
-    """The statements in turn, on the same catalogs; ``DONE`` once all have run."""
+def stream(spark, root: str, table: str, stall: bool) -> None:
+    """The streaming query of form ``stream`` into ``table``, until it has read all there is."""
+    source = spark.readStream.option("fragmentsPerPartition", "1").table(table.rsplit(".", 1)[0] + ".stream_source")
+    if stall:
+        source = source.mapInPandas(stall_second_task, "n BIGINT, s STRING")
+    query = (source.writeStream.option("checkpointLocation", f"{root}/checkpoint-{table}")
+             .trigger(availableNow=True).toTable(table))
+    query.awaitTermination()
+    if query.exception() is not None:
+        raise SystemExit(f"the stream into {table} failed: {query.exception()}")
+
+
+def run_sql(root: str, statements: list[str], streams: list[str]) -> None:
+    """The statements in turn, on the same catalogs, then the streams resumed; ``DONE`` once
+    all have run."""
     import os
 
     spark = session(root, 2)
     for statement in statements:
         spark.sql(statement)
+    for table in streams:
+        stream(spark, root, table, stall=False)
     spark.stop()
     print("DONE", flush=True)
     os._exit(0)  # (Spark's and pyarrow's native threads have crashed an interpreter's teardown)
@@ -70,6 +89,8 @@ def main(root: str, jobs: list[str]) -> None:
             rows.writeTo(table).create()
         elif form == "replace":
             rows.writeTo(table).createOrReplace()
+        elif form == "stream":
+            stream(spark, root, table, stall=True)
         else:
             raise SystemExit(f"unknown write form {form!r}")
 
@@ -85,6 +106,8 @@ def main(root: str, jobs: list[str]) -> None:
 
 if __name__ == "__main__":
     if sys.argv[2:3] == ["--sql"]:
-        run_sql(sys.argv[1], sys.argv[3:])
+        rest = sys.argv[3:]
+        cut = rest.index("--stream") if "--stream" in rest else len(rest)
+        run_sql(sys.argv[1], rest[:cut], rest[cut + 1:])
     else:
         main(sys.argv[1], sys.argv[2:])

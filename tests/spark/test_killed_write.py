@@ -2,8 +2,9 @@
 one task of each job has finished writing its fragment and the other is still running) leaves
 every table as it was: the same version, fragments and rows, the same versions published by
 the namespace for an implementation-managed table, no table made by a killed CTAS, the old
-table of a killed RTAS; and the next write, by pylance through our namespace and by Spark
-(the CTAS run again too), lands as if nothing had happened.
+table of a killed RTAS, no micro-batch of a killed streaming query; and the next write, by
+pylance through our namespace and by Spark (the CTAS run again too, the stream resumed from its
+checkpoint, which writes its micro-batch once), lands as if nothing had happened.
 
 The jobs run in their own process (tests/spark/killed_write_job.py), all forms at once in one
 Spark application, so that one start-up of Spark serves every case; the writes after the kill
@@ -34,10 +35,12 @@ JOB = Path(__file__).with_name("killed_write_job.py")
 #: an overwrite published through the namespace, a staged create of each kind; every job starts
 #: two Python workers, so the list is kept to what differs)
 JOBS = {
-    "lake": [("app", "append"), ("new", "ctas"), ("rep", "replace")],
+    "lake": [("app", "append"), ("new", "ctas"), ("rep", "replace"), ("streamed", "stream")],
     "managed": [("ow", "insert-overwrite"), ("new", "ctas")],
 }
 SEED = pa.table({"n": pa.array([1, 2], pa.int64()), "s": ["a", "b"]})
+#: what a ``stream`` job reads: the table ``stream_source`` of its catalog, in two fragments
+STREAMED = [(n, str(n)) for n in range(100, 300)]
 
 
 def _connect(root: Path, catalog: str):
@@ -75,6 +78,19 @@ def _data_files(root: Path) -> set[str]:
     return set(glob.glob(str(root / "*" / "*" / "data" / "*")))
 
 
+def _stream_source(ns) -> None:
+    """The table a ``stream`` job reads: STREAMED in two fragments (two tasks of its micro-batch)."""
+    import lance
+
+    half = len(STREAMED) // 2
+    for i, part in enumerate((STREAMED[:half], STREAMED[half:])):
+        rows = pa.table({"n": pa.array([n for n, _ in part], pa.int64()), "s": [s for _, s in part]})
+        if i == 0:
+            ns.create_table({"id": ["s", "stream_source"]}, rows)
+        else:
+            lance.write_dataset(rows, namespace_client=ns, table_id=["s", "stream_source"], mode="append")
+
+
 class Killed:
     """The tables before the jobs ran, and the namespaces to look at them after the kill."""
 
@@ -89,6 +105,7 @@ def killed(tmp_path_factory) -> Killed:
     """Every job of JOBS started at once on its table, then SIGKILLed (driver, JVM and Python
     workers at once) while each job has one task finished and one still writing."""
     k = Killed(tmp_path_factory.mktemp("killed"))
+    streams = []  # the data directories of the stream jobs' tables
     for catalog, jobs in JOBS.items():
         ns = k.spaces[catalog]
         ns.create_namespace({"id": ["s"]})
@@ -96,16 +113,23 @@ def killed(tmp_path_factory) -> Killed:
             if form != "ctas":
                 ns.create_table({"id": ["s", table]}, SEED)
                 k.before[(catalog, table)] = _state(ns, table)
+            if form == "stream":
+                _stream_source(ns)
+                streams.append(Path(ns.describe_table({"id": ["s", table]}).location) / "data")
     assert all(s.get("published") for (c, _), s in k.before.items() if c == "managed"), "not managed tables"
     files_before = _data_files(k.root)
 
+    def streams_writing() -> bool:  # a data file of the micro-batch's finished task (and the stalled one's)
+        return all(d.exists() and any(str(f) not in files_before for f in d.iterdir()) for d in streams)
+
     args = [f"{form}:{catalog}.s.{table}" for catalog, jobs in JOBS.items() for table, form in jobs]
+    batch_jobs = sum(1 for jobs in JOBS.values() for _, form in jobs if form != "stream")
     proc = subprocess.Popen([sys.executable, str(JOB), str(k.root), *args], start_new_session=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 300
         # every job has a finished task (its fragment written and recorded) and is still running
-        while len(_recorded_tasks(k.root)) < len(args):
+        while len(_recorded_tasks(k.root)) < batch_jobs or not streams_writing():
             if proc.poll() is not None:
                 pytest.fail(f"the writing job ended by itself ({proc.returncode}): {proc.stderr.read()[-3000:]}")
             if time.monotonic() > deadline:
@@ -153,14 +177,16 @@ def test_the_next_writes_after_a_killed_job_land(killed):
         assert after["dataset_version"] == state["dataset_version"] + 1
         if "published" in state:
             assert after["published"] == state["published"] + [state["published"][-1] + 1]
-    statements = []
+    statements, streams = [], []
     for catalog, jobs in JOBS.items():
         for table, form in jobs:
             if form == "ctas":  # run again: the killed one's orphan files are in no one's way
                 statements.append(f"CREATE TABLE {catalog}.s.{table} AS SELECT CAST(9 AS BIGINT) AS n, 'x' AS s")
             else:
                 statements.append(f"INSERT INTO {catalog}.s.{table} VALUES (9, 'x')")
-    done = subprocess.run([sys.executable, str(JOB), str(killed.root), "--sql", *statements],
+            if form == "stream":  # resumed from its checkpoint: the killed micro-batch, once
+                streams.append(f"{catalog}.s.{table}")
+    done = subprocess.run([sys.executable, str(JOB), str(killed.root), "--sql", *statements, "--stream", *streams],
                           capture_output=True, text=True, timeout=300)
     assert "DONE" in done.stdout, f"the writes after the kill failed ({done.returncode}): {done.stderr[-3000:]}"
     for catalog, jobs in JOBS.items():
@@ -168,5 +194,8 @@ def test_the_next_writes_after_a_killed_job_land(killed):
             rows = _state(killed.spaces[catalog], table)["rows"]
             if form == "ctas":
                 assert rows == [(9, "x")], (catalog, table)
+            elif form == "stream":
+                assert rows == sorted(killed.before[(catalog, table)]["rows"] + [(7, "z"), (9, "x")] + STREAMED), \
+                    (catalog, table)
             else:
                 assert rows == sorted(killed.before[(catalog, table)]["rows"] + [(7, "z"), (9, "x")]), (catalog, table)
