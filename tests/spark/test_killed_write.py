@@ -83,12 +83,10 @@ def _stream_source(ns) -> None:
     import lance
 
     half = len(STREAMED) // 2
-    for i, part in enumerate((STREAMED[:half], STREAMED[half:])):
-        rows = pa.table({"n": pa.array([n for n, _ in part], pa.int64()), "s": [s for _, s in part]})
-        if i == 0:
-            ns.create_table({"id": ["s", "stream_source"]}, rows)
-        else:
-            lance.write_dataset(rows, namespace_client=ns, table_id=["s", "stream_source"], mode="append")
+    first, second = (pa.table({"n": pa.array([n for n, _ in part], pa.int64()), "s": [s for _, s in part]})
+                     for part in (STREAMED[:half], STREAMED[half:]))
+    ns.create_table({"id": ["s", "stream_source"]}, first)
+    lance.write_dataset(second, namespace_client=ns, table_id=["s", "stream_source"], mode="append")
 
 
 class Killed:

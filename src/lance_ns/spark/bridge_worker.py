@@ -158,28 +158,29 @@ def plan(request: dict) -> dict:
     fields = [f.name for f in StructType.fromJson(json.loads(request["schema"])).fields]
     sql = filters.conjunction([p for p in (options.filter, request.get("filter")) if p])
     ds = ref.open(version)
-    base = {
-        "uri": ref.uri,
-        "storage_options": ref.storage_options,
-        "version": version,
-        "schema": request["schema"],
-        "columns": fields,
-        "filter": sql,
-        "batch_size": options.batch_size,
-    }
     rows = sum(live_rows(f) for f in ds.get_fragments())
     groups = fragment_groups(ds, options.fragments_per_partition)
+    more = {}
     if request.get("full_text"):  # lance_match: the index answers for the whole table, in one partition
         full_text.check(ds, request["full_text"])
-        base["full_text"] = request["full_text"]
+        more["full_text"] = request["full_text"]
         groups = [[f.fragment_id for f in ds.get_fragments()]]
     return {
-        "partitions": [json.dumps({**base, "fragments": g}) for g in groups],
+        "partitions": [_partition(ref, version, request["schema"], fields, sql, options.batch_size, g, **more)
+                       for g in groups],
         "version": version,
         # for Spark's planning (broadcast joins): the rows and bytes read, before filters
         "rows": rows,
         "bytes": rows * (sum(value_width(f.type) for f in projected_schema(ds.schema, fields)) or 1),
     }
+
+
+def _partition(ref: TableRef, version: int, schema: str, columns: list[str], sql: str | None,
+               batch_size: int | None, fragments: list[int], **more) -> str:
+    """One partition as ``read`` takes it (opaque JSON to the JVM): of a batch read's plan or a
+    micro-batch's."""
+    return json.dumps({"uri": ref.uri, "storage_options": ref.storage_options, "version": version, "schema": schema,
+                       "columns": columns, "filter": sql, "batch_size": batch_size, "fragments": fragments, **more})
 
 
 def read(request: dict, out: BinaryIO) -> None:
@@ -224,10 +225,9 @@ def stream(request: dict) -> dict:
     if call == "latest":
         return reader.latestOffset()
     spec = reader.spec
-    base = {"uri": spec.ref.uri, "storage_options": spec.ref.storage_options, "schema": request["schema"],
-            "columns": spec.columns, "filter": spec.filter, "batch_size": spec.batch_size}
     planned = reader.partitions({"version": request["start"]}, {"version": request["end"]})
-    return {"partitions": [json.dumps({**base, **p.value}) for p in planned]}
+    return {"partitions": [_partition(spec.ref, p.value["version"], request["schema"], spec.columns, spec.filter,
+                                      spec.batch_size, p.value["fragments"]) for p in planned]}
 
 
 def _read_search(p: dict, target: pa.Schema, out: BinaryIO) -> None:

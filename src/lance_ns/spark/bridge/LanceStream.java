@@ -6,7 +6,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.streaming.MicroBatchStream;
@@ -23,8 +22,6 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * fails the query with code 19 unless {@code ignoreChanges=true}.
  */
 final class LanceStream implements MicroBatchStream {
-  private static final ObjectMapper JSON = new ObjectMapper();
-
   private final CaseInsensitiveStringMap options;
   private final StructType schema;
 
@@ -102,7 +99,7 @@ final class LanceStream implements MicroBatchStream {
 
     static Version parse(String json) {
       try {
-        return new Version(JSON.readTree(json).get("version").asLong());
+        return new Version(Workers.JSON.readTree(json).get("version").asLong());
       } catch (IOException e) {
         throw new UncheckedIOException("not a lance stream offset: " + json, e);
       }

@@ -98,7 +98,7 @@ final class LanceWrite implements Write {
 
   @Override
   public StreamingWrite toStreaming() {
-    return new Stream(plan(true), this);
+    return new Stream(plan(true), description());
   }
 
   /** The driver's worker plans the write ({@code write_plan}): the tasks' factory. */
@@ -174,11 +174,11 @@ final class LanceWrite implements Write {
    */
   private static final class Stream implements StreamingWrite {
     private final Factory job;
-    private final LanceWrite write;
+    private final String description;
 
-    Stream(Factory job, LanceWrite write) {
+    Stream(Factory job, String description) {
       this.job = job;
-      this.write = write;
+      this.description = description;
     }
 
     @Override
@@ -199,7 +199,7 @@ final class LanceWrite implements Write {
     /** What a streaming query's plan shows of its sink. */
     @Override
     public String toString() {
-      return "LanceWrite(stream " + write.description() + ")";
+      return "LanceWrite(stream " + description + ")";
     }
   }
 

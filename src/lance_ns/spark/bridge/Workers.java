@@ -35,7 +35,8 @@ import org.apache.spark.SparkEnv;
 final class Workers {
   private Workers() {}
 
-  private static final ObjectMapper JSON = new ObjectMapper();
+  /** The bridge's one JSON mapper (its frames, and the stream offsets of {@link LanceStream}). */
+  static final ObjectMapper JSON = new ObjectMapper();
   private static final ArrayDeque<Worker> IDLE = new ArrayDeque<>();
   private static final List<Worker> ALL = new ArrayList<>();
 
