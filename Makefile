@@ -14,13 +14,11 @@ STAMP  := $(VENV)/.installed-stamp
 
 install: $(STAMP)
 
-# (the Java sources too: the package carries their jars, built at install: setup.py).  uv, a test
-# dependency anyway, installs the same pins as pip: 31 s from a clean clone with a cold cache,
-# where pip's install step took ~65 s of CI's run
+# (the Java sources too: the package carries their jars, built at install: setup.py)
 $(STAMP): pyproject.toml setup.py $(wildcard src/lance_ns/spark/bridge/*.java)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q 'uv>=0.9,<1' 2>&1 | grep -v '^WARNING: Location' ; test $${PIPESTATUS[0]:-0} -eq 0
-	$(BIN)/python -m uv pip install -q --python $(BIN)/python -e '.[test]'
+	$(BIN)/python -m pip install -q --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
+	$(BIN)/python -m pip install -q -e '.[test]' 2>&1 | grep -v '^WARNING: Location' ; test $${PIPESTATUS[0]:-0} -eq 0
 	$(BIN)/python -c "import lance, lance_ns, pyspark"
 	touch $(STAMP)
 
