@@ -43,6 +43,14 @@ LOOPBACK_SRC = Path(__file__).parent / "hms_loopback"
 S3_BUCKETS = ("lance-hive",)  # buckets the metastore accepts in s3:// locations
 
 
+#: how long the metastore waits before retrying a call that hit a datastore error (Hive's default
+#: is 2 s): racing creates make Derby refuse all but one statement, and each loser then slept 2 s
+#: in the metastore before its retry found the winner's database or table (a race of the
+#: conformance suite took ~4 s on HMS, of nothing but these pauses); the retries and their
+#: answers are as before.  Hive 2.3 names it hive.hmshandler.retry.interval, 3.1
+#: metastore.hmshandler.retry.interval (tests/services/hms3.py).
+HMS_HANDLER_RETRY_INTERVAL = "50ms"
+
 #: what makes the metastore grant locks (lock/check_lock/unlock, the compare-and-swap of
 #: implementation-managed tables).  The lock API needs the transaction tables (TXNS,
 #: HIVE_LOCKS, NEXT_LOCK_ID...), which DataNucleus' autoCreateAll does not make; Hive 2.3's
@@ -50,11 +58,6 @@ S3_BUCKETS = ("lance-hive",)  # buckets the metastore accepts in s3:// locations
 #: schematool's hive-txn-schema-2.3.0 script would on a production metastore.  The
 #: housekeeper (started with the compactor initiator) reaps locks whose holder stopped
 #: heart-beating for ``hive.txn.timeout``: shortened here so that a test can watch it.
-#: how long the metastore waits before retrying a call that hit a datastore error (Hive's default,
-#: 2 s): racing creates make Derby refuse all but one statement, and each loser then slept 2 s in
-#: the metastore before its retry found the winner's database or table (a race of the conformance
-#: suite took ~4 s on HMS, of nothing but these pauses); the retries and their answers are as before
-HMS_HANDLER_RETRY = {"hive.hmshandler.retry.interval": "50ms"}
 TRANSACTION_CONF = {
     "hive.in.test": "true",
     "hive.support.concurrency": "true",
@@ -149,7 +152,7 @@ class HiveMetastore:
             "fs.s3.impl": "org.apache.hadoop.fs.viewfs.ViewFileSystemOverloadScheme",
             "fs.s3a.impl": "org.apache.hadoop.fs.viewfs.ViewFileSystemOverloadScheme",
             "fs.viewfs.overload.scheme.target.file.impl": "org.apache.hadoop.fs.LocalFileSystem",
-            **HMS_HANDLER_RETRY,
+            "hive.hmshandler.retry.interval": HMS_HANDLER_RETRY_INTERVAL,
         }
         if self.transactions:
             conf.update(TRANSACTION_CONF)

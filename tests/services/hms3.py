@@ -46,7 +46,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.services.hms import HMS_HANDLER_RETRY, HiveMetastore, SharedMetastore
+from tests.services.hms import HMS_HANDLER_RETRY_INTERVAL, HiveMetastore, SharedMetastore
 from tests.services.mvn import maven_classpath
 
 HERE = Path(__file__).parent
@@ -108,7 +108,7 @@ class Hive3Metastore(HiveMetastore):
             "metastore.task.threads.always": f"{TASKS},{REAPER}" if self.transactions else TASKS,
             "fs.s3.impl": PATH_ONLY_FS,
             "fs.s3a.impl": PATH_ONLY_FS,
-            "metastore.hmshandler.retry.interval": HMS_HANDLER_RETRY["hive.hmshandler.retry.interval"],
+            "metastore.hmshandler.retry.interval": HMS_HANDLER_RETRY_INTERVAL,
         }
         if self.transactions:
             conf.update(TRANSACTION_CONF)
