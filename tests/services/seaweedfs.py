@@ -142,6 +142,11 @@ def _start() -> SeaweedFS:
         f"-admin.dataDir={tmp}/admin",
         "-webdav=false",
         f"-tableBucket={WAREHOUSE}",
+        # every bucket takes a volume of its own, and weed's default volume count is the free
+        # disk over a 1 GiB volume: a machine with ~20 GiB free ran out mid-suite and every PUT
+        # to a new bucket answered 500 InternalError.  Volumes are not preallocated (a test's
+        # data is KiBs), so a fixed count of small volumes does not depend on the disk
+        "-volume.max=1000", "-master.volumeSizeLimitMB=64",
     ]
     os.makedirs(f"{tmp}/data", exist_ok=True)
     env = {**os.environ, "AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY}
