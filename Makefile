@@ -18,11 +18,14 @@ install: $(STAMP)
 # dependency anyway, installs the same pins as pip in ~49 s of a clean clone's CI run, where pip
 # took ~65 s.  --compile-bytecode: where PYTHONDONTWRITEBYTECODE is set (as on our 2-core machine),
 # nothing would ever write a .pyc and every process the suite starts would compile its imports
-# (without it the clean-clone run took 22:17 of pytest; with it 18:07)
+# (without it the clean-clone run took 22:17 of pytest; with it 18:07).  The package itself is
+# installed editable, so its own modules are compiled here too (~0.15 CPU-s saved in every server,
+# CLI and Spark worker process the suite starts; an edited module's stale .pyc is simply ignored)
 $(STAMP): pyproject.toml setup.py $(wildcard src/lance_ns/spark/bridge/*.java)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q 'uv>=0.9,<1' 2>&1 | grep -v '^WARNING: Location' ; test $${PIPESTATUS[0]:-0} -eq 0
 	$(BIN)/python -m uv pip install -q --compile-bytecode --python $(BIN)/python -e '.[test]'
+	$(BIN)/python -m compileall -q -j 0 src >/dev/null
 	$(BIN)/python -c "import lance, lance_ns, pyspark"
 	touch $(STAMP)
 
