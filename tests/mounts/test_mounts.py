@@ -247,3 +247,53 @@ def test_metrics_audit_lines_and_the_ui_name_the_mount(lake, caplog):
     assert not any('operation="ListNamespaces"' in line for line in by_mount), by_mount
     root = http.get("/ui/").text  # the browser's root: the mounts
     assert 'href="/ui/ns/mem"' in root and 'href="/ui/ns/scratch"' in root
+
+
+def test_served_reads_run_where_the_mount_would_run_them(tmp_path, monkeypatch):
+    """Served, a read of a mount that answers it from memory (a local ``dir``) runs on the
+    event loop, as the mount served alone does: a mount adds no thread hand-off.  A mount
+    that lists no such read (``memory``), a mount's first connection and the root's
+    ListAllTables run on the server's threads, and every answer is the same."""
+    import threading
+
+    import httpx
+
+    from lance_ns.impls.dir.namespace import DirectoryNamespace
+    from lance_ns.impls.memory import MemoryNamespace
+
+    connects: list[str] = []
+
+    def late():  # a mount connected on its first call
+        connects.append(threading.current_thread().name)
+        return lance_ns.connect("dir", {"root": str(tmp_path / "late")})
+
+    scratch = lance_ns.connect("dir", {"root": str(tmp_path / "scratch")})
+    mem = lance_ns.connect("memory", {"root": str(tmp_path / "mem")})
+    for ns, db in ((scratch, "s"), (mem, "m")):
+        ns.create_namespace({"id": [db]})
+        ns.declare_table({"id": [db, "t"]})
+    lake = MountsNamespace.of({"scratch": scratch, "mem": mem, "late": late})
+    assert {"describe_table", "table_exists", "list_tables"} <= lake.inline_methods  # scratch's
+    seen: dict[str, list[str]] = {"dir": [], "memory": []}
+    for cls, key in ((DirectoryNamespace, "dir"), (MemoryNamespace, "memory")):
+        def spy(self, *args, real=cls.get_table_entry, key=key):
+            seen[key].append(threading.current_thread().name)
+            return real(self, *args)
+
+        monkeypatch.setattr(cls, "get_table_entry", spy)
+    on_threads = lambda names: names and all(n.startswith("lance-ns-backend") for n in names)  # noqa: E731
+    with run_server_in_thread(lake, log_requests=False, ui=False) as srv:
+        describe = lambda path: httpx.post(f"{srv.url}/v1/table/{path}/describe", json={}, timeout=30)  # noqa: E731
+        for _ in range(3):
+            answer = describe("scratch$s$t")
+            assert answer.status_code == 200 and answer.json()["namespace"] == ["scratch", "s"], answer.text
+        assert seen["dir"] and not any(n.startswith("lance-ns-backend") for n in seen["dir"]), seen
+        answer = describe("mem$m$t")
+        assert answer.status_code == 200 and answer.json()["namespace"] == ["mem", "m"], answer.text
+        assert on_threads(seen["memory"]), seen
+        listed = httpx.get(f"{srv.url}/v1/namespace/late/list", timeout=30)
+        assert listed.status_code == 200 and listed.json()["namespaces"] == [], listed.text
+        assert on_threads(connects), connects
+        every = httpx.get(f"{srv.url}/v1/table", timeout=30)
+        assert every.status_code == 200 and every.json()["tables"] == ["mem$m$t", "scratch$s$t"], every.text
+    scratch.close()

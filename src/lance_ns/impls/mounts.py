@@ -29,6 +29,11 @@ Rules, all decided here before a mount is called:
 * an operation the mount lacks answers 0 naming the mount; errors of the mount pass
   through with their codes, and answers carry full ids (DescribeTable's ``namespace``,
   ListAllTables' ids).
+
+Served, a read is answered on the server's event loop where the mount it reaches answers
+that read from memory itself (its ``inline_methods``: a local ``dir``), so a mount costs
+the server no thread hand-off; any other call, the root's ListAllTables and a mount's first
+connection run on the server's threads.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ from lance_namespace import LanceNamespace
 from lance_namespace.errors import LanceNamespaceError
 from pydantic import BaseModel
 
-from ..base import OPERATIONS, NamespaceBase, Operation, normalising, placement_answer
+from ..base import OPERATIONS, NamespaceBase, Operation, normalising, placement_answer, refuse_blocking
 from ..errors import (
     InvalidInputError,
     NamespaceNotFoundError,
@@ -83,10 +88,16 @@ class Mount:
         """A namespace connected elsewhere, mounted as it is (and left open)."""
         return cls(name, lambda: namespace, namespace)
 
+    @property
+    def connected_namespace(self) -> LanceNamespace | None:
+        """The mounted namespace if it is connected (None: not yet, or it could not be)."""
+        return self._namespace
+
     def namespace(self) -> LanceNamespace:
         """The mounted namespace, connected on first use (17 while it cannot be)."""
         if self._namespace is not None:
             return self._namespace
+        refuse_blocking(f"connecting mount {self.name!r}")  # on the server's event loop: its threads connect
         with self._lock:
             if self._namespace is None:
                 try:
@@ -233,6 +244,16 @@ class MountsNamespace(NamespaceBase):
                 continue
         return sorted(ops)
 
+    @property
+    def inline_methods(self) -> frozenset[str]:
+        """The reads some connected mount answers from memory (the REST server tries them on
+        its event loop; a call reaching a mount that does not list it moves to the threads)."""
+        inline: set[str] = set()
+        for mount in self._mounts.values():
+            if mount.connected_namespace is not None:
+                inline.update(getattr(mount.connected_namespace, "inline_methods", ()) or ())
+        return frozenset(inline)
+
     # the capabilities a backend declares (lance_ns.conformance's CAPABILITY_ATTRIBUTES)
     supports_cascade = _every_mount("supports_cascade")
     drop_missing_ok = _every_mount("drop_missing_ok")
@@ -308,6 +329,7 @@ class MountsNamespace(NamespaceBase):
         raise _not_found(op, "the mounts root holds no tables")
 
     def _all_tables(self, op: Operation, request: Any) -> Any:
+        refuse_blocking("ListAllTables over every mount")  # served: on the threads, whatever the mounts are
         ids: list[str] = []
         inner = request.model_copy(update={"id": [], "page_token": None, "limit": None})
         for name in self.mounts:  # every mount's ids, then one page of them all (keyset tokens across mounts)
@@ -342,6 +364,8 @@ class MountsNamespace(NamespaceBase):
         method = getattr(namespace, op.method, None)
         if method is None:
             raise UnsupportedOperationError(f"{op.op_id} is not supported by mount {name!r}")
+        if op.method not in (getattr(namespace, "inline_methods", None) or ()):
+            refuse_blocking(f"{op.op_id} on mount {name!r}")  # served: this mount's calls run on the threads
         if isinstance(namespace, NamespaceBase):
             if namespace.limits == self.limits:  # checked on the way in, by the same limits: not again
                 method = functools.partial(namespace.call_checked, op.method)
