@@ -189,19 +189,74 @@ def page_by_service(fetch, limit: object, page_token: str | None, accept) -> tup
     return [name for name, _ in found[:n]], _service_token(page, last)
 
 
+def page_across(parts: Sequence[str], page_of: Callable[[str, int | None, str | None], tuple[list[str], str | None]],
+                limit: object, page_token: str | None) -> tuple[list[str], str | None]:
+    """One page of listings that follow one another in the order of ``parts`` (the mounts of a
+    ``mounts`` namespace), each paged by its own ``page_of(part, limit, token)``: a page of
+    (at most, as a rule) ``limit`` items and the part's own next token (None: the part is
+    done).  Our token names the part the next page starts in and that part's own token, so
+    a page costs the pages of the parts it spans, never a whole listing."""
+    n = check_limit(limit)
+    start, token = _part_position(page_token, parts)
+    found: list[str] = []
+    for i in range(start, len(parts)):
+        while True:
+            page, token = page_of(parts[i], None if n is None else n - len(found), token)
+            found += page
+            if not token:
+                break  # this part is done: the next one from its start
+            if not page:
+                raise InternalError(f"{parts[i]!r} answered an empty page that goes on")
+            if n is not None and len(found) >= n:
+                return found, _part_token(parts[i], token)
+        if n is not None and len(found) >= n:
+            return found, (_part_token(parts[i + 1], None) if i + 1 < len(parts) else None)
+    return found, None
+
+
+def _part_token(part: str, token: str | None) -> str:
+    return _token_of([part, token])
+
+
+def _part_position(page_token: str | None, parts: Sequence[str]) -> tuple[int, str | None]:
+    """(the index of the part to start in, that part's own token) of our token."""
+    if not page_token:
+        return 0, None
+    part, token = _pair_in(page_token)
+    if part in parts and (token is None or isinstance(token, str)):
+        return list(parts).index(part), token
+    raise _not_ours(page_token)
+
+
+def _token_of(pair: list) -> str:
+    """A token of our own that carries a pair (a position in listings paged by others)."""
+    return base64.urlsafe_b64encode(json.dumps(pair, separators=(",", ":")).encode()).decode().rstrip("=")
+
+
+def _pair_in(page_token: str) -> list:
+    """The pair :func:`_token_of` put in ``page_token`` (13 for a token we did not give)."""
+    try:
+        pair = json.loads(base64.urlsafe_b64decode(page_token + "=" * (-len(page_token) % 4)))
+    except (ValueError, TypeError, binascii.Error):
+        raise _not_ours(page_token) from None
+    if not (isinstance(pair, list) and len(pair) == 2):
+        raise _not_ours(page_token)
+    return pair
+
+
+def _not_ours(page_token: str) -> InvalidInputError:
+    return InvalidInputError(f"page_token {page_token!r} is not one this namespace gave")
+
+
 def _service_token(service_token: str | None, last: str) -> str:
-    raw = json.dumps([service_token, last], separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    return _token_of([service_token, last])
 
 
 def _service_position(page_token: str | None) -> tuple[str | None, str | None]:
     """(the service token to start at, the last name already given) of our token."""
     if not page_token:
         return None, None
-    try:
-        token, last = json.loads(base64.urlsafe_b64decode(page_token + "=" * (-len(page_token) % 4)))
-        if (token is None or isinstance(token, str)) and isinstance(last, str):
-            return token, last
-    except (ValueError, TypeError, binascii.Error):
-        pass
-    raise InvalidInputError(f"page_token {page_token!r} is not one this namespace gave")
+    token, last = _pair_in(page_token)
+    if (token is None or isinstance(token, str)) and isinstance(last, str):
+        return token, last
+    raise _not_ours(page_token)

@@ -6,7 +6,8 @@ from lance_namespace.errors import InvalidInputError
 from types import SimpleNamespace
 
 from lance_ns import paging
-from lance_ns.paging import ContinuationListings, page_by_loading, page_by_service, page_of_sorted, paginate
+from lance_ns.paging import (ContinuationListings, page_across, page_by_loading, page_by_service, page_of_sorted,
+                             paginate)
 
 
 def enumerate_all(items, limit):
@@ -107,6 +108,48 @@ def test_a_service_page_reads_only_the_service_pages_it_spans():
 def test_a_service_token_not_given_by_us_is_invalid_input(bad):
     with pytest.raises(InvalidInputError):
         page_by_service(FakeService(["a"], 5).fetch, 1, bad, lambda i: True)
+
+
+def _parts(listings: dict[str, list[str]], cap: int):
+    """page_of for page_across over ``listings`` (part -> sorted names), each paged with
+    paginate's keyset tokens at most ``cap`` at a time; ``read`` counts names read per part."""
+    read = {part: 0 for part in listings}
+
+    def page_of(part, limit, token):
+        page, next_token = paginate(listings[part], min(limit or cap, cap), token)
+        read[part] += len(page)
+        return page, next_token
+
+    return page_of, read
+
+
+@given(st.lists(names_st, max_size=4), st.integers(min_value=1, max_value=7), st.integers(min_value=1, max_value=6))
+def test_pages_across_parts_cover_every_name_once_in_order(listings, limit, cap):
+    parts = {f"p{i}": sorted(f"p{i}/{n}" for n in names) for i, names in enumerate(listings)}
+    page_of, _ = _parts(parts, cap)
+    want = [n for part in sorted(parts) for n in parts[part]]
+    assert _enumerate(lambda n, t: page_across(sorted(parts), page_of, n, t), limit) == want
+    assert page_across(sorted(parts), page_of, None, None) == (want, None)  # no limit: every part, in pages
+
+
+def test_a_page_across_parts_reads_only_the_parts_it_spans():
+    parts = {"a": [f"a{i:03d}" for i in range(250)], "b": ["b0"], "c": [f"c{i}" for i in range(5)]}
+    page_of, read = _parts(parts, cap=1000)
+    page, token = page_across(["a", "b", "c"], page_of, 100, None)
+    assert page == parts["a"][:100] and token and read == {"a": 100, "b": 0, "c": 0}
+    page, token = page_across(["a", "b", "c"], page_of, 200, token)  # the rest of a, then b and c
+    assert page == parts["a"][100:] + ["b0"] + parts["c"] and token is None
+    assert read == {"a": 250, "b": 1, "c": 5}
+    page, token = page_across(["a", "b", "c"], page_of, 251, None)  # a page ending where a part does
+    assert page == parts["a"] + ["b0"] and token
+    assert page_across(["a", "b", "c"], page_of, 10, token) == (parts["c"], None)
+
+
+@pytest.mark.parametrize("bad", ["a", "not base64!", "bnVsbA", "WyJ6IixudWxsXQ"])  # ... and ["z", null]: no such part
+def test_a_token_across_parts_not_given_by_us_is_invalid_input(bad):
+    page_of, _ = _parts({"a": ["a0"]}, cap=5)
+    with pytest.raises(InvalidInputError):
+        page_across(["a"], page_of, 1, bad)
 
 
 @given(names_st, st.integers(min_value=1, max_value=7))

@@ -297,3 +297,45 @@ def test_served_reads_run_where_the_mount_would_run_them(tmp_path, monkeypatch):
         every = httpx.get(f"{srv.url}/v1/table", timeout=30)
         assert every.status_code == 200 and every.json()["tables"] == ["mem$m$t", "scratch$s$t"], every.text
     scratch.close()
+
+
+def test_the_roots_listing_of_every_table_pages_mount_by_mount(tmp_path):
+    """The root's ListAllTables: every mount's tables, mount after mount, each mount paging
+    its own listing, so a page asks only the mounts it spans (a mount that is down answers
+    17 only for a page that reaches it)."""
+    dirs = {name: lance_ns.connect("dir", {"root": str(tmp_path / name)}) for name in ("a", "b")}
+    for name, n in (("a", 5), ("b", 4)):
+        dirs[name].create_namespace({"id": ["s"]})
+        for i in range(n):
+            dirs[name].declare_table({"id": ["s", f"t{i}"]})
+    asked: list[tuple[str, int | None]] = []
+
+    def counting(name):
+        real = dirs[name].list_all_tables
+
+        def list_all_tables(request):
+            asked.append((name, request.limit))
+            return real(request)
+
+        dirs[name].list_all_tables = list_all_tables  # the root calls a mount's public method
+        return dirs[name]
+
+    def down():
+        raise ConnectionError("catalog.internal: connection refused")
+
+    lake = MountsNamespace.of({"b": counting("b"), "a": counting("a"), "zz": down})
+    want = [f"a$s$t{i}" for i in range(5)] + [f"b$s$t{i}" for i in range(4)]
+    pages, token = [], None
+    for _ in range(3):  # three pages of three: the third ends where b does, before mount zz
+        page = lake.list_all_tables({"limit": 3, **({"page_token": token} if token else {})})
+        pages.append(page.tables)
+        token = page.page_token
+    assert pages == [want[:3], want[3:6], want[6:]], pages
+    assert asked == [("a", 3), ("a", 3), ("b", 1), ("b", 3)], asked  # never a whole listing of a mount
+    assert token  # zz is next: reaching it answers 17, naming it
+    with pytest.raises(Exception) as e:
+        lake.list_all_tables({"limit": 3, "page_token": token})
+    assert code_of(e.value) == 17 and "'zz'" in str(e.value)
+    assert _code(lambda: lake.list_all_tables({"limit": 3, "page_token": "bm90IG91cnM"})) == 13  # not a token we gave
+    for ns in dirs.values():
+        ns.close()

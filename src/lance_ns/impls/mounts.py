@@ -57,7 +57,7 @@ from ..errors import (
 )
 from ..catalog.entry import ALL_TABLES_DELIMITER
 from ..identifiers import validate_id
-from ..paging import paginate
+from ..paging import page_across, paginate
 from ..redact import redact_text
 from ..storage import is_unreachable
 
@@ -329,13 +329,20 @@ class MountsNamespace(NamespaceBase):
         raise _not_found(op, "the mounts root holds no tables")
 
     def _all_tables(self, op: Operation, request: Any) -> Any:
+        """The root's ListAllTables: the mounts' listings one after another (mounts in the order
+        of their ids' prefixes), each paged by the mount itself, so a page reads only the pages
+        of the mounts it spans."""
         refuse_blocking("ListAllTables over every mount")  # served: on the threads, whatever the mounts are
-        ids: list[str] = []
-        inner = request.model_copy(update={"id": [], "page_token": None, "limit": None})
-        for name in self.mounts:  # every mount's ids, then one page of them all (keyset tokens across mounts)
-            tables = self.mount(name).list_all_tables(inner).tables
-            ids += [f"{name}{ALL_TABLES_DELIMITER}{t}" for t in tables]
-        page, token = paginate(sorted(ids), request.limit, request.page_token)
+
+        def page_of(name: str, limit: int | None, token: str | None) -> tuple[list[str], str | None]:
+            # the mount's own page and token (a mount answering more than asked makes a longer
+            # page: its token resumes after all of them, so nothing is skipped)
+            answer = self.mount(name).list_all_tables(
+                request.model_copy(update={"id": [], "page_token": token, "limit": limit}))
+            return [f"{name}{ALL_TABLES_DELIMITER}{t}" for t in answer.tables or []], answer.page_token
+
+        names = sorted(self.mounts, key=lambda name: name + ALL_TABLES_DELIMITER)  # as their ids sort
+        page, token = page_across(names, page_of, request.limit, request.page_token)
         return op.response(tables=page, page_token=token)
 
     # -- one call on one mount ------------------------------------------------------------
