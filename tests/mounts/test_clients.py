@@ -14,6 +14,7 @@ import lance
 import lance.namespace
 import pyarrow as pa
 import pytest
+from lance_namespace import ListTablesRequest
 
 import lance_ns
 from tests.server.conftest import lance_ns_serve
@@ -56,6 +57,18 @@ def test_pylances_rest_client_writes_into_one_mount_and_reads_another(world):
     assert lance.dataset(namespace_client=client, table_id=["py", "db", "theirs"]).to_table() == theirs
     listed = client.list_namespaces(lance.namespace.ListNamespacesRequest(id=[]))
     assert sorted(listed.namespaces) == ["local", "py"]
+    # the root's ListAllTables, paged by pylance following our tokens (mount by mount); pylance's
+    # own DirectoryNamespace answers ListAllTables with no tables, so the py mount adds none
+    lance.write_dataset(ours, namespace_client=client, table_id=["local", "sales", "returns"], mode="create")
+    pages, token = [], None
+    for _ in range(5):
+        page = client.list_all_tables(ListTablesRequest(limit=1, page_token=token))
+        pages.append(page.tables)
+        token = page.page_token
+        if not token:
+            break
+    assert [t for p in pages for t in p] == ["local$sales$orders", "local$sales$returns"], pages
+    assert all(len(p) <= 1 for p in pages), pages
 
 
 def test_duckdb_writes_into_one_mount_and_reads_another(world):
