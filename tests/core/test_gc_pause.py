@@ -12,11 +12,14 @@ from lance_ns.gc_pause import gc_paused
 
 @pytest.fixture
 def collections():
-    """Every collection the collector starts, by generation, while the test runs."""
+    """Every collection the collector starts in the test's own thread, by generation, while
+    the test runs (one another thread starts, a server's left from an earlier test, is not
+    the test's call's: while a pause holds, no thread's allocations start one)."""
     seen = []
+    test_thread = threading.get_ident()
 
     def note(phase, info):
-        if phase == "start":
+        if phase == "start" and threading.get_ident() == test_thread:
             seen.append(info["generation"])
 
     gc.callbacks.append(note)
@@ -63,11 +66,19 @@ def test_a_pause_ends_when_the_call_fails():
     assert gc.isenabled()
 
 
+def _counting_from_now(collections: list) -> None:
+    """Count from a collector with nothing pending (gc.collect resets its allocation count):
+    allocations carried in from before would start a collection as the call begins, before
+    its pause, and the one after it would make two (a CI run saw exactly that)."""
+    gc.collect()
+    collections.clear()
+
+
 def test_a_bulk_declaration_is_not_interrupted_by_the_collector(tmp_path, collections):
     ns = lance_ns.connect("dir", {"root": str(tmp_path)})
     ns.create_namespace({"id": ["t"]})
     request = {"operations": [{"declare_table": {"id": ["t", f"x{i}"]}} for i in range(3_000)]}
-    collections.clear()
+    _counting_from_now(collections)
     ns.batch_commit_tables(request)
     # the allocations of 3,000 declarations start dozens of collections; paused, one runs
     # at most, as the pause ends and the collector catches up once
@@ -130,7 +141,7 @@ def test_a_bulk_declaration_the_server_checked_is_not_interrupted_either(tmp_pat
     ns.create_namespace({"id": ["t"]})
     request = BatchCommitTablesRequest.model_validate(
         {"operations": [{"declare_table": {"id": ["t", f"x{i}"]}} for i in range(3_000)]})
-    collections.clear()
+    _counting_from_now(collections)
     ns.call_checked("batch_commit_tables", request)
     assert len(collections) <= 1, f"the collector ran during the bulk call: {collections}"
     assert len(ns.list_tables({"id": ["t"], "limit": 10_000}).tables) == 3_000
