@@ -19,7 +19,7 @@ install: $(STAMP)
 # took ~65 s.  --compile-bytecode: where PYTHONDONTWRITEBYTECODE is set (as on our 2-core machine),
 # nothing would ever write a .pyc and every process the suite starts would compile its imports
 # (without it the clean-clone run took 22:17 of pytest; with it 18:07).  The package itself is
-# installed editable, so its own modules are compiled here too (~0.15 CPU-s saved in every server,
+# installed editable, so its own modules are compiled here too (~0.13 CPU-s saved in every server,
 # CLI and Spark worker process the suite starts; an edited module's stale .pyc is simply ignored)
 $(STAMP): pyproject.toml setup.py $(wildcard src/lance_ns/spark/bridge/*.java)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

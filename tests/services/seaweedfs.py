@@ -143,8 +143,8 @@ def _start() -> SeaweedFS:
         "-webdav=false",
         f"-tableBucket={WAREHOUSE}",
         # every bucket takes a volume of its own, and weed's default volume count is the free
-        # disk over a 1 GiB volume: a machine with ~20 GiB free ran out mid-suite and every PUT
-        # to a new bucket answered 500 InternalError.  Volumes are not preallocated (a test's
+        # disk over a 1 GiB volume: CI's machine (less disk free than 75 GiB) ran out mid-suite
+        # and every PUT to a new bucket answered 500 InternalError.  Volumes are not preallocated (a test's
         # data is KiBs), so a fixed count of small volumes does not depend on the disk
         "-volume.max=1000", "-master.volumeSizeLimitMB=64",
     ]

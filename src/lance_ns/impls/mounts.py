@@ -250,8 +250,9 @@ class MountsNamespace(NamespaceBase):
         its event loop; a call reaching a mount that does not list it moves to the threads)."""
         inline: set[str] = set()
         for mount in self._mounts.values():
-            if mount.connected_namespace is not None:
-                inline.update(getattr(mount.connected_namespace, "inline_methods", ()) or ())
+            namespace = mount.connected_namespace
+            if namespace is not None:
+                inline.update(getattr(namespace, "inline_methods", ()) or ())
         return frozenset(inline)
 
     # the capabilities a backend declares (lance_ns.conformance's CAPABILITY_ATTRIBUTES)

@@ -44,10 +44,10 @@ LOCK_USER = "lance-ns"
 LOCK_PROBE = ("default", "lance_ns_lock_probe")
 #: the first and the longest pause between check_lock polls of a waiting lock (doubling).  The
 #: metastore grants a waiting lock only when its owner polls check_lock, so a pause past the
-#: holder's release is time the table is idle: a commit holds its lock ~25 ms, and a first pause of 50 ms made 4 writers x 6 appends
-#: ~20% slower than 10 ms; pauses growing to 1 s made 4 writer processes' rounds ~20% slower
-#: than a 100 ms cap (HMS 2.3).  A waiter polls at most 10 times a second, for at most
-#: ``lock.timeout-ms``.
+#: holder's release is time the table is idle: a commit holds its lock ~25 ms, and a first
+#: pause of 50 ms made 4 writers x 6 appends ~20% slower than 10 ms; pauses growing to 1 s
+#: made 4 writer processes' rounds ~20% slower than a 100 ms cap (HMS 2.3).  A waiter polls
+#: at most 10 times a second, for at most ``lock.timeout-ms``.
 LOCK_POLL_FIRST_S, LOCK_POLL_MAX_S = 0.01, 0.1
 #: stats the metastore would otherwise compute on alter_table by listing the table's files
 NO_STATS = hms.EnvironmentContext(properties={"DO_NOT_UPDATE_STATS": "true"})
