@@ -233,3 +233,23 @@ def test_configuration_errors():
                                               "credential_vendor.aws_role_arn": "arn:aws:iam::1:role/r",
                                               "credential_vendor.permission": "owner"})
     assert vending.VendorConfig.from_properties({"credential_vendor.aws_role_arn": "x"}) is None
+
+
+def test_a_reader_gets_read_only_credentials_from_a_vending_mount_beside_one_that_vends_none(aws, tmp_path, caplog):
+    """Mounts vend from each mount's own backend; a principal that may only read is capped to
+    read credentials whatever the other mounts do (here a local directory, vending nothing)."""
+    from lance_ns.impls.mounts import MountsNamespace
+
+    vending_mount = connect(aws, f"{ROOT}/mounted")
+    vending_mount.create_namespace({"id": ["s"]})
+    vending_mount.declare_table({"id": ["s", "t"]})
+    scratch = lance_ns.connect("dir", {"root": str(tmp_path / "scratch")})
+    mounts = MountsNamespace.of({"aws": vending_mount, "scratch": scratch})
+    (tmp_path / "auth.toml").write_text(AUTH_TOML)
+    caplog.set_level(logging.INFO, logger="lance_ns.vending")
+    with run_server_in_thread(mounts, auth_file=str(tmp_path / "auth.toml"), log_requests=False, ui=False) as server:
+        reader = lance.namespace.RestNamespace(uri=server.url, **{"header.Authorization": f"Bearer {TOKENS['reader']}"})
+        described = reader.describe_table(DescribeTableRequest(id=["aws", "s", "t"]))
+        assert vending.is_vended(described.storage_options)
+        assert "vended read credentials" in caplog.text and "vended admin" not in caplog.text
+    scratch.close()

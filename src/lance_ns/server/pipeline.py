@@ -156,8 +156,9 @@ class Pipeline:
         if self.threads < 1:
             raise InvalidInputError(f"threads must be at least 1, got {self.threads}")
         self.queue_timeout = float(settings.queue_timeout)
-        #: whether the backend may vend credentials (one that is not ours may)
-        self._vends = bool(getattr(namespace, "vends_credentials", True))
+        #: whether the backend may vend credentials (one that is not ours may; so may mounts when
+        #: any mount does: their ``vends_credentials`` says whether every mount does)
+        self._vends = bool(self._mounts) or bool(getattr(namespace, "vends_credentials", True))
         #: reads the backend answers from memory: tried on the event loop first (no thread hand-off)
         self.inline_methods = frozenset(getattr(namespace, "inline_methods", ()) or ())
         #: method -> what call() needs to know of it (_step)
