@@ -20,7 +20,7 @@ import threading
 import inspect
 from contextvars import ContextVar
 from dataclasses import dataclass
-from collections.abc import Callable, Mapping  # not typing's: its isinstance check is several times slower
+from collections.abc import Callable, Hashable, Mapping  # not typing's: its isinstance check is several times slower
 from typing import Any
 
 import pydantic
@@ -293,6 +293,15 @@ class NamespaceBase(LanceNamespace):
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+    def answers_stamp(self, method: str, request: Any) -> Hashable | None:
+        """What the REST server keeps an inline read's answer under: a value equal between
+        two calls only if the read ``method`` of ``request`` (one of :attr:`inline_methods`)
+        answers the same at both.  While it stays equal the server answers that very request
+        again from the bytes it answered, without calling the backend.  Called on the
+        server's event loop, so :func:`refuse_blocking` before any work that may block
+        (WouldBlock: the read is run as usual).  None, the default: nothing is kept."""
+        return None
 
     def translate_error(self, exc: Exception) -> LanceNamespaceError | None:
         """A backend client's exception -> the spec error (None: not one of the client's)."""

@@ -112,8 +112,9 @@ def test_a_call_that_would_block_is_checked_once_and_answered_from_a_thread(lake
 
 
 def test_a_remembered_request_is_authorized_and_answered_afresh(tmp_path):
-    """Requests are remembered by their bytes, never their answers: the same describe
-    after a drop is 404 code 4, and the same bytes from a principal without the grant 403."""
+    """Requests are remembered by their bytes and principal (an answer only while the
+    backend's stamp holds: test_kept_answers.py): the same describe after a drop is 404
+    code 4, and the same bytes from a principal without the grant 403."""
     ns = lance_ns.connect("dir", {"root": str(tmp_path / "lake")})
     ns.create_namespace({"id": ["db"]})
     ns.declare_table({"id": ["db", "t"]})

@@ -184,6 +184,8 @@ CONTRACT: dict[str, str] = {
     "bulk_declaration": "the same for a bulk declaration, told each table as it is planned "
                        "(dir: the marker files, written by a helper process meanwhile)",
     "batch_reads": "around a batch's checks: ask the catalog for its latest state once (dir: one manifest check)",
+    "answers_stamp": "what the REST server keeps an inline read's answer under: equal only while the read "
+                     "answers the same (dir: its views' generations and the root's stamp; default None: nothing kept)",
     "after_register": "after a registered table's entry is stored",
     "after_deregister": "after a deregistered table's entry is removed",
     "drop_refusal": "why DropNamespace of a namespace is refused outright (unity: its catalogs)",

@@ -255,6 +255,20 @@ class MountsNamespace(NamespaceBase):
                 inline.update(getattr(namespace, "inline_methods", ()) or ())
         return frozenset(inline)
 
+    def answers_stamp(self, method, request):
+        """The root's own answers are the configuration's (they never change); a mount's
+        are kept under the mount's own stamp, when it keeps any."""
+        ident = getattr(request, "id", None)
+        if not ident:
+            return ()
+        mount = self._mounts.get(ident[0])
+        namespace = None if mount is None else mount.connected_namespace
+        if namespace is None or method not in (getattr(namespace, "inline_methods", None) or ()):
+            return None
+        stamp_of = getattr(namespace, "answers_stamp", None)
+        own = None if stamp_of is None else stamp_of(method, _rebased(request, lambda i: i[1:]))
+        return None if own is None else (ident[0], own)
+
     # the capabilities a backend declares (lance_ns.conformance's CAPABILITY_ATTRIBUTES)
     supports_cascade = _every_mount("supports_cascade")
     drop_missing_ok = _every_mount("drop_missing_ok")

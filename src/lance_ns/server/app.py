@@ -37,7 +37,7 @@ from . import auth as A
 from . import ui
 from .asgi import OPERATION, PRINCIPAL, Answer, Outer, error_response, json_bytes
 from .metrics import Metrics
-from .pipeline import Pipeline
+from .pipeline import ANSWERED_INLINE, Pipeline, keepable
 from .router import Match, Router
 from .settings import DEFAULT_MAX_BODY_BYTES, DEFAULT_THREADS, ServerSettings  # noqa: F401 - re-exported
 
@@ -192,6 +192,16 @@ _KNOWN_BODY_BYTES = 1024
 _KNOWN_REQUESTS = 4096
 
 
+class _Known:
+    """An inline read asked before, by one principal: its request as built and checked, and
+    its last answer with the backend's stamp it was answered under (None: not kept)."""
+
+    __slots__ = ("req", "principal", "stamp", "answer")
+
+    def __init__(self, req: Any, principal: A.Principal, stamp: Any, answer: Answer | None):
+        self.req, self.principal, self.stamp, self.answer = req, principal, stamp, answer
+
+
 class NamespaceApp:
     """Holds the backend and settings; builds the app: :class:`~.asgi.Outer` around
     the protocol's routes (:attr:`router`, answered by :meth:`serve_route`) and
@@ -212,9 +222,10 @@ class NamespaceApp:
         self.body_timeout = float(settings.body_timeout)
         #: every protocol route and the seed spec's POST /<OperationId>: the one router
         self.router = Router(R.ROUTES.values(), ((op_id, R.ROUTES[op.method]) for op_id, op in BY_OP_ID.items()))
-        #: the requests of inline reads as built and checked, by their bytes: a client asks
-        #: the same describe again and again (bounded: cleared when full)
-        self._known: dict[tuple, Any] = {}
+        #: inline reads asked before, by their bytes and principal (a client asks the same
+        #: describe again and again): the request as built, the answer while it holds
+        #: (:meth:`_known_read`; bounded: cleared when full)
+        self._known: dict[tuple, _Known] = {}
         self._deadlines: _Deadlines | None = None  # body reads under way (their timeout)
 
     @property
@@ -335,14 +346,19 @@ class NamespaceApp:
         op = route.op
         fields: dict[str, Any] = {}
         data = known = None
+        raw = await self._body(request) if route.body == "json" else b""
+        if route.body != "arrow" and op.method in self.pipeline.inline_methods and len(raw) <= _KNOWN_BODY_BYTES:
+            principal = request.scope.get(PRINCIPAL, A.ANONYMOUS)
+            known = (op.method, request.scope["path"], request.scope.get("query_string"), raw,
+                     *[request.header(h) for _, h in _CONTEXT_HEADERS], id(principal))
+            seen = self._known.get(known)
+            if seen is not None and seen.principal is principal:  # built and checked before
+                stamp = self.pipeline.answers_stamp(op.method, seen.req)
+                if stamp is not None and stamp == seen.stamp:
+                    self.pipeline.label(seen.req, request.scope)  # (the metrics' mount)
+                    return seen.answer  # what the backend reads is as it was: so is the answer
+                return await self._known_read(route, seen.req, known, stamp, request.scope)
         if route.body == "json":
-            raw = await self._body(request)
-            if op.method in self.pipeline.inline_methods and len(raw) <= _KNOWN_BODY_BYTES:
-                known = (op.method, request.scope["path"], request.scope.get("query_string"), raw,
-                         *[request.header(h) for _, h in _CONTEXT_HEADERS])
-                req = self._known.get(known)
-                if req is not None:  # this very request was built and checked before
-                    return self._render(route, await self._run(route, req, None, request.scope))
             fields = self._json_fields(request, raw)
             if route.body_field:  # the body is the field's value itself (a bare map)
                 fields = {route.body_field: fields}
@@ -365,11 +381,24 @@ class NamespaceApp:
                     fields[p.name] = R.parse_query_value(p, values)
         self._context_from_headers(request, fields)
         req = self.pipeline.model(op, fields)
-        answer = self._render(route, await self._run(route, req, data, request.scope))
-        if known is not None and answer.status < 400:  # answered: its checks passed
-            if len(self._known) >= _KNOWN_REQUESTS:
-                self._known.clear()
-            self._known[known] = req
+        if known is not None:
+            return await self._known_read(route, req, known, self.pipeline.answers_stamp(op.method, req), request.scope)
+        return self._render(route, await self._run(route, req, data, request.scope))
+
+    async def _known_read(self, route: R.Route, req: Any, known: tuple, stamp: Any, scope: dict) -> Answer:
+        """An inline read answered, and remembered: its request, and its answer too when the
+        backend answered it from memory and its stamp (``stamp``, read just before the call)
+        is the same after it.  A change landing during the call changes the stamp, so an
+        answer is never kept under a stamp older than what it read."""
+        result = await self._run(route, req, None, scope)
+        answer = self._render(route, result)
+        if stamp is not None and not (scope.get(ANSWERED_INLINE) and keepable(result)
+                                      and self.pipeline.answers_stamp(route.op.method, req) == stamp):
+            stamp = None
+        if len(self._known) >= _KNOWN_REQUESTS:
+            self._known.clear()
+        self._known[known] = _Known(req, scope.get(PRINCIPAL, A.ANONYMOUS), stamp,
+                                    answer if stamp is not None else None)
         return answer
 
     async def _seed(self, request: _Incoming, op: Operation) -> Answer:

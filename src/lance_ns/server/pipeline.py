@@ -49,6 +49,8 @@ audit = logging.getLogger("lance_ns.audit")
 BACKEND_SECONDS = "lance_ns.backend_seconds"
 #: the scope key of the mount a request's id names, serving a ``mounts`` namespace (metrics' label)
 MOUNT = "lance_ns.mount"
+#: set in a request's scope when the backend answered it on the event loop (from memory)
+ANSWERED_INLINE = "lance_ns.answered_inline"
 
 #: operations whose answers may carry vended storage credentials (lance_ns.vending)
 _VENDING_METHODS = frozenset({"describe_table", "declare_table", "create_table"})
@@ -86,6 +88,14 @@ class _Step(NamedTuple):
     mutating: bool  # audited
     vends: bool  # its answer may carry vended credentials (capped for a principal that may only read)
     inline: bool  # tried on the event loop first
+    keeps: bool  # its answers may be kept under the backend's answers_stamp (the backend keeps any)
+
+
+def keepable(result: Any) -> bool:
+    """Whether a read's result may be kept while its stamp holds: not one carrying vended
+    credentials, which expire (a backend vends off the event loop, so this is a second net)."""
+    opts = result.get("storage_options") if isinstance(result, Mapping) else getattr(result, "storage_options", None)
+    return not vending.is_vended(opts)
 
 
 class Busy(ServiceUnavailableError):
@@ -282,9 +292,7 @@ class Pipeline:
         method = route.op.method
         step = self._steps.get(method) or self._step(method)
         fn = step.fn
-        mount = self._mount_of(req) if self._mounts else None
-        if mount is not None and scope is not None:
-            scope[MOUNT] = mount
+        mount = self.label(req, scope)
         try:
             need = self.authorize(principal, route, req)
             if need is not None and step.vends and not all(principal.may(A.WRITE, ns) for ns in need.namespaces):
@@ -298,6 +306,8 @@ class Pipeline:
                     result = _answer_inline(fn, req, self._turns.current())
                     if result is _WOULD_BLOCK:
                         result = await self.run(fn, req)
+                    elif scope is not None:
+                        scope[ANSWERED_INLINE] = True
             finally:
                 if scope is not None:
                     scope[BACKEND_SECONDS] = scope.get(BACKEND_SECONDS, 0.0) + time.perf_counter() - start
@@ -318,8 +328,26 @@ class Pipeline:
             mutating=not A.is_read_method(method),
             vends=self._vends and method in _VENDING_METHODS,
             inline=method in self.inline_methods,
+            keeps=method in self.inline_methods and callable(getattr(self.namespace, "answers_stamp", None)),
         )
         return step
+
+    def answers_stamp(self, method: str, req: Any) -> Any:
+        """The backend's stamp of what an inline read ``method`` of ``req`` answers (its
+        ``answers_stamp``), read in this turn of the event loop, as the read itself would
+        check freshness; None where nothing may be kept: a read the server never answers
+        from memory, a backend that keeps none, or a stamp that would block or fail (the
+        read itself then runs, and answers as it does)."""
+        step = self._steps.get(method) or self._step(method)
+        if not step.keeps:
+            return None
+        try:
+            return on_event_loop(functools.partial(self.namespace.answers_stamp, method), req, self._turns.current())
+        except WouldBlock:
+            return None
+        except Exception:  # noqa: BLE001 - the read itself reports what failed
+            log.debug("no answers stamp for %s", method, exc_info=True)
+            return None
 
     def _operation(self, method: str):
         """The backend's operation ``method`` for a request :meth:`model` checked: ours past
@@ -328,12 +356,16 @@ class Pipeline:
             return functools.partial(self.namespace.call_checked, method)
         return functools.partial(_call_method, self.namespace, method)
 
-    def _mount_of(self, req: Any) -> str | None:
-        """The mount a request's id names (a ``mounts`` namespace served; None otherwise)."""
+    def label(self, req: Any, scope: dict | None) -> str | None:
+        """The mount a request's id names (a ``mounts`` namespace served; None otherwise), left
+        in its ``scope`` for the metrics (an answer kept by the app is labelled here too)."""
         if not self._mounts:
             return None
         ident = getattr(req, "id", None)
-        return ident[0] if ident and ident[0] in self._mounts else None
+        mount = ident[0] if ident and ident[0] in self._mounts else None
+        if mount is not None and scope is not None:
+            scope[MOUNT] = mount
+        return mount
 
     @staticmethod
     def _audit(principal: A.Principal, route: R.Route, req: Any, outcome: str, mount: str | None) -> None:

@@ -201,6 +201,17 @@ class Manifest:
                 stamp.after_listing(token, self.view.version)
         self._checked_in_turn = turn
 
+    def generation(self) -> int:
+        """The view's :attr:`~.view.ManifestView.generation` after a read's version check
+        (:meth:`current`): the same number only while every read answers the same.  A view
+        never loaded is not checked: every read of it loads it first, off the event loop,
+        and the view loaded has a number of its own."""
+        view = self.view
+        if view.ds is None:
+            return view.generation
+        self.current()
+        return self.view.generation
+
     @contextlib.contextmanager
     def one_check(self):
         """Reads of this thread inside check the latest version once, at the start (the

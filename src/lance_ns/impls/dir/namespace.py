@@ -49,6 +49,7 @@ else keeps its data unless the request's context says ``purge``.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import logging
 import os
 import re
@@ -58,10 +59,10 @@ import uuid
 from dataclasses import dataclass, replace
 
 from ... import storage
-from ...base import refuse_blocking
+from ...base import loop_turn, refuse_blocking
 from ...catalog import CatalogNamespace
 from ...catalog.entry import CatalogTable, is_managed, overlaps
-from ...directory_stamp import DirectoryStamp
+from ...directory_stamp import RACY_NS, DirectoryStamp
 from ...errors import (
     ConcurrentModificationError,
     InvalidInputError,
@@ -110,6 +111,8 @@ def _check_names(parts: list[str]) -> list[str]:
     return parts
 
 
+#: the root listings' states numbered in one sequence (next() is atomic: no two share a number)
+_LISTINGS = itertools.count(1)
 #: the reads the manifest view answers without blocking when it is fresh
 _INLINE_READS = frozenset({"describe_table", "table_exists", "list_tables", "list_namespaces",
                            "describe_namespace", "namespace_exists"})
@@ -168,8 +171,10 @@ class DirectoryNamespace(CatalogNamespace):
         self._abs_cache: dict[str, str] = {}  # stored location -> absolute
         # (manifest version, time, sorted names, listed name -> location)
         self._listing: tuple | None = None
+        self._listing_generation = next(_LISTINGS)  # new whenever _listing is (answers_stamp)
         #: on local disk the root's stamp: the cached listing holds while it is unchanged
         self._root_stamp = DirectoryStamp(self.root) if self.local else None
+        self._root_checked: tuple | None = None  # (loop turn, root stamp): _root_in_turn
         self._paging = threading.local()
 
     @property
@@ -183,6 +188,34 @@ class DirectoryNamespace(CatalogNamespace):
         """Answered from the in-memory manifest view once its freshness check passes
         (a local directory listing; on object storage only within ``manifest_staleness_ms``)."""
         return _INLINE_READS if self.manifest is not None else frozenset()
+
+    def answers_stamp(self, method, request):
+        """What the inline reads answer from, on local disk: the manifest's and the version
+        store's views and, where tables are also found by listing the root, the root
+        directory's listing and its stamp.  Only once the root has been still for
+        :data:`~lance_ns.directory_stamp.RACY_NS`: any later change to it then moves its
+        times (a change in the same clock tick might not).  None on object storage (a
+        version check there is a request) and without a manifest."""
+        if self.manifest is None or self._root_stamp is None:
+            return None
+        root = None
+        if self.dir_listing_enabled:
+            if not self._root_stamp.trusted:
+                return None
+            root = self._root_in_turn(loop_turn())
+            if root is None or max(root[0], root[1]) >= time.time_ns() - RACY_NS:
+                return None
+        return self.manifest.generation(), self.version_store.generation(), self._listing_generation, root
+
+    def _root_in_turn(self, turn: object | None) -> tuple | None:
+        """The root's stamp, read once per turn of the REST server's event loop (as the
+        manifest checks its version once per turn: :func:`lance_ns.base.loop_turn`)."""
+        checked = self._root_checked
+        if turn is not None and checked is not None and checked[0] is turn:
+            return checked[1]
+        root = self._root_stamp.read()
+        self._root_checked = (turn, root)
+        return root
 
     # -- locations ---------------------------------------------------------------
     def _abs(self, location: str) -> str:
@@ -327,6 +360,7 @@ class DirectoryNamespace(CatalogNamespace):
             listed = {n: loc for n, loc in listed.items() if n not in names}
             listing = sorted(names | set(listed))
             self._listing = (mversion, now, listing, listed)
+            self._listing_generation = next(_LISTINGS)
             if token is not None:
                 self._root_stamp.after_listing(token, mversion)
             return listing, listed
@@ -354,6 +388,7 @@ class DirectoryNamespace(CatalogNamespace):
 
     def _invalidate_listing(self) -> None:
         self._listing = None
+        self._listing_generation = next(_LISTINGS)
 
     # -- primitives: namespaces -------------------------------------------------------
     def get_namespace_entry(self, ns):

@@ -38,6 +38,8 @@ NAMESPACE = "namespace"
 TABLE_VERSION = "table_version"
 #: the columns a view reads of a manifest table (its ``base_objects`` are never used)
 READ_COLUMNS = ["object_id", "object_type", "location", "metadata"]
+#: every view's states numbered in one sequence (:attr:`ManifestView.generation`)
+_GENERATIONS = itertools.count(1)
 
 
 class Entry(NamedTuple):
@@ -393,6 +395,8 @@ class ManifestView:
         self._children: dict | None = None
         #: root directory -> entries living in it that are not named after it (None: to be counted)
         self._other_dirs = other_dirs
+        #: a number no other state of any view has had: new after each change (:meth:`_changed`)
+        self.generation = next(_GENERATIONS)
 
     # -- made and moved ------------------------------------------------------------------
     @classmethod
@@ -449,6 +453,7 @@ class ManifestView:
         log.debug("%s: version %d -> %d read by the fragments it changed (%d gone, %d new): %d entries dropped, %d added",
                   uri, self.version, ds.version, len(gone), len(new), len(change.dropped), len(change.added))
         self.ds, self.version = ds, ds.version
+        self._changed()
         return True
 
     def appended(self, ds, rows: list[tuple[str, str]]) -> None:
@@ -457,12 +462,14 @@ class ManifestView:
         self.ds, self.version = ds, ds.version
         for (oid, row), key in zip(rows, _appended_keys(ds, len(rows), self._fragment_ids)):
             self._hold(oid, row, key)
+        self._changed()
 
     def removed(self, ds, oids: list[str]) -> None:
         """This process removed the rows of ``oids`` in one commit, ``ds``, the version right after this one."""
         self.ds, self.version = ds, ds.version
         for oid in oids:
             self._forget(oid)
+        self._changed()
 
     def rewritten(self, ds, done: compaction.Rewrite) -> bool:
         """A compaction's rewrite ``done`` was committed as ``ds``: the same entries in fewer
@@ -477,7 +484,16 @@ class ManifestView:
             key = compaction.fragment_key(metadata)
             self._fragment_ids[key] = fragment_id
             self._where.update(dict.fromkeys(oids, key))
+        self._changed()
         return True
+
+    def _changed(self) -> None:
+        """The last step of every change: a new :attr:`generation`.  Last, so that a reader
+        on another thread that reads the generation, then entries in the middle of a change,
+        then the generation again finds it unchanged and the entries it read newer than the
+        number it holds, never older (a REST server keeps an answer under the number it read
+        before and after: lance_ns.server.app)."""
+        self.generation = next(_GENERATIONS)
 
     def _hold(self, oid: str, row: str, fragment_key: str | None) -> str:
         """Hold one entry, given as stored (:func:`row_of`: its metadata JSON dumped once, by
