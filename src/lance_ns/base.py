@@ -294,10 +294,10 @@ class NamespaceBase(LanceNamespace):
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def answers_stamp(self, method: str, request: Any) -> Hashable | None:
+    def answers_stamp(self, method: str, ident: list[str] | None) -> Hashable | None:
         """What the REST server keeps an inline read's answer under: a value equal between
-        two calls only if the read ``method`` of ``request`` (one of :attr:`inline_methods`)
-        answers the same at both.  While it stays equal the server answers that very request
+        two calls only if every read ``method`` (one of :attr:`inline_methods`) of the object
+        ``ident`` names (a request's ``id``) answers the same at both.  While it stays equal the server answers that very request
         again from the bytes it answered, without calling the backend.  Called on the
         server's event loop, so :func:`refuse_blocking` before any work that may block
         (WouldBlock: the read is run as usual).  None, the default: nothing is kept."""

@@ -202,7 +202,7 @@ def test_kept_answers_match_a_server_keeping_none_through_changes_of_two_process
     props = {"root": str(tmp_path / "lake"), "dir_listing_enabled": "false"}
     served, other, plain = (lance_ns.connect("dir", props) for _ in range(3))
     served.create_namespace({"id": ["db"]})
-    plain.answers_stamp = lambda method, request: None  # the server over it keeps nothing
+    plain.answers_stamp = lambda method, ident: None  # the server over it keeps nothing
     calls = _backend_calls(monkeypatch, served)
     rng = random.Random(seed)
     asked = 0

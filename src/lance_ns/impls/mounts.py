@@ -255,10 +255,9 @@ class MountsNamespace(NamespaceBase):
                 inline.update(getattr(namespace, "inline_methods", ()) or ())
         return frozenset(inline)
 
-    def answers_stamp(self, method, request):
+    def answers_stamp(self, method, ident):
         """The root's own answers are the configuration's (they never change); a mount's
         are kept under the mount's own stamp, when it keeps any."""
-        ident = getattr(request, "id", None)
         if not ident:
             return ()
         mount = self._mounts.get(ident[0])
@@ -266,7 +265,7 @@ class MountsNamespace(NamespaceBase):
         if namespace is None or method not in (getattr(namespace, "inline_methods", None) or ()):
             return None
         stamp_of = getattr(namespace, "answers_stamp", None)
-        own = None if stamp_of is None else stamp_of(method, _rebased(request, lambda i: i[1:]))
+        own = None if stamp_of is None else stamp_of(method, ident[1:])
         return None if own is None else (ident[0], own)
 
     # the capabilities a backend declares (lance_ns.conformance's CAPABILITY_ATTRIBUTES)

@@ -342,7 +342,8 @@ class Pipeline:
         if not step.keeps:
             return None
         try:
-            return on_event_loop(functools.partial(self.namespace.answers_stamp, method), req, self._turns.current())
+            return on_event_loop(functools.partial(self.namespace.answers_stamp, method), getattr(req, "id", None),
+                                 self._turns.current())
         except WouldBlock:
             return None
         except Exception:  # noqa: BLE001 - the read itself reports what failed

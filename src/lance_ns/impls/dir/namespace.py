@@ -189,7 +189,7 @@ class DirectoryNamespace(CatalogNamespace):
         (a local directory listing; on object storage only within ``manifest_staleness_ms``)."""
         return _INLINE_READS if self.manifest is not None else frozenset()
 
-    def answers_stamp(self, method, request):
+    def answers_stamp(self, method, ident):
         """What the inline reads answer from, on local disk: the manifest's and the version
         store's views and, where tables are also found by listing the root, the root
         directory's listing and its stamp.  Only once the root has been still for
