@@ -253,6 +253,11 @@ def placement_answer(namespace: Any, question: str, *args: Any) -> Any:
     return ask(*args) if callable(ask) else None
 
 
+#: the reads a backend may answer from memory, its catalog held there (``inline_methods``)
+MEMORY_READS = frozenset({"describe_table", "table_exists", "list_tables", "list_namespaces",
+                          "describe_namespace", "namespace_exists"})
+
+
 class NamespaceBase(LanceNamespace):
     """Base of every lance-ns implementation.
 
@@ -270,9 +275,9 @@ class NamespaceBase(LanceNamespace):
     #: backend calls the REST server runs at once (its thread pool; ``--threads`` overrides):
     #: catalogs reached over the network spend their calls waiting, so many threads pay
     server_threads = 32
-    #: read operations this backend can often answer from memory: the REST server tries
-    #: them on its event loop (no thread hand-off) and, where they would block
-    #: (:func:`refuse_blocking`), on its threads.  Only a backend whose every blocking
+    #: read operations this backend can often answer from memory (some of :data:`MEMORY_READS`):
+    #: the REST server tries them on its event loop (no thread hand-off) and, where they would
+    #: block (:func:`refuse_blocking`), on its threads.  Only a backend whose every blocking
     #: step on these paths calls refuse_blocking may list any.
     inline_methods: frozenset[str] = frozenset()
 

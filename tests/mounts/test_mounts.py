@@ -299,6 +299,33 @@ def test_served_reads_run_where_the_mount_would_run_them(tmp_path, monkeypatch):
     scratch.close()
 
 
+def test_a_mount_connected_after_the_server_started_is_served_as_it_would_be_alone(tmp_path, monkeypatch):
+    """The only mount answering reads from memory connects on its first call, after the server
+    read what the mounts answer from memory: its reads still run on the event loop."""
+    import threading
+
+    import httpx
+
+    from lance_ns.impls.dir.namespace import DirectoryNamespace
+
+    lake = MountsNamespace.of({"late": lambda: lance_ns.connect("dir", {"root": str(tmp_path / "late")})})
+    seen: list[str] = []
+
+    def spy(self, *args, real=DirectoryNamespace.get_table_entry):
+        seen.append(threading.current_thread().name)
+        return real(self, *args)
+
+    monkeypatch.setattr(DirectoryNamespace, "get_table_entry", spy)
+    with run_server_in_thread(lake, log_requests=False, ui=False) as srv, httpx.Client(base_url=srv.url, timeout=30) as c:
+        assert c.post("/v1/namespace/late$d/create", json={}).status_code == 200  # connects it (on a thread)
+        assert c.post("/v1/table/late$d$t/declare", json={}).status_code == 200
+        seen.clear()
+        for _ in range(2):
+            answer = c.post("/v1/table/late$d$t/describe", json={})
+            assert answer.status_code == 200 and answer.json()["namespace"] == ["late", "d"], answer.text
+        assert seen and not any(n.startswith("lance-ns-backend") for n in seen), seen
+
+
 def test_the_roots_listing_of_every_table_pages_mount_by_mount(tmp_path):
     """The root's ListAllTables: every mount's tables, mount after mount, each mount paging
     its own listing, so a page asks only the mounts it spans (a mount that is down answers

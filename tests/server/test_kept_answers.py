@@ -233,3 +233,19 @@ def test_an_answer_carrying_vended_credentials_is_never_kept():
     assert not keepable(DescribeTableResponse(location="/x", storage_options={"aws_access_key_id": "AKIA",
                                                                               EXPIRES_AT: "1"}))
     assert not keepable({"storage_options": {EXPIRES_AT: "1"}})
+
+
+def test_a_large_answer_is_not_kept(unlisted, monkeypatch):
+    """Kept answers are bounded (4,096 reads of at most 16 KiB): a page of many long names is
+    answered afresh each time."""
+    ns, _ = unlisted
+    ns.create_namespace({"id": ["big"]})
+    for i in range(200):
+        ns.declare_table({"id": ["big", "a_long_name_" * 8 + f"{i:04d}"]})  # 100 characters
+    calls = _backend_calls(monkeypatch, ns)
+    with run_server_in_thread(ns, log_requests=False, ui=False) as srv, httpx.Client(base_url=srv.url, timeout=30) as c:
+        pages = [c.get("/v1/namespace/big/table/list") for _ in range(3)]
+        assert len(pages[0].content) > 16 * 1024 and all(p.content == pages[0].content for p in pages)
+        small = [c.get("/v1/namespace/big/table/list?limit=2") for _ in range(3)]
+        assert all(p.json()["tables"] == small[0].json()["tables"] for p in small)
+    assert calls.count("list_tables") == 4, calls  # the large page thrice, the small page once

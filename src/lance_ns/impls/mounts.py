@@ -47,7 +47,7 @@ from lance_namespace import LanceNamespace
 from lance_namespace.errors import LanceNamespaceError
 from pydantic import BaseModel
 
-from ..base import OPERATIONS, NamespaceBase, Operation, normalising, placement_answer, refuse_blocking
+from ..base import MEMORY_READS, OPERATIONS, NamespaceBase, Operation, normalising, placement_answer, refuse_blocking
 from ..errors import (
     InvalidInputError,
     NamespaceNotFoundError,
@@ -246,9 +246,11 @@ class MountsNamespace(NamespaceBase):
 
     @property
     def inline_methods(self) -> frozenset[str]:
-        """The reads some connected mount answers from memory (the REST server tries them on
-        its event loop; a call reaching a mount that does not list it moves to the threads)."""
-        inline: set[str] = set()
+        """Every read a mount may answer from memory, and any more a connected mount lists: the
+        REST server tries them on its event loop, and a call reaching a mount that does not list
+        it (or is not connected yet) moves to the threads (:meth:`_dispatch`).  So a mount that
+        connects after the server started is served as it would be alone."""
+        inline = set(MEMORY_READS)
         for mount in self._mounts.values():
             namespace = mount.connected_namespace
             if namespace is not None:

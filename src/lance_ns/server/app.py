@@ -190,6 +190,9 @@ def _check_json(value: Any) -> None:
 #: bodies up to this size, and this many requests, are remembered as built (NamespaceApp._known)
 _KNOWN_BODY_BYTES = 1024
 _KNOWN_REQUESTS = 4096
+#: answers up to this size are kept (a describe is ~0.5 KiB, a page of 100 names ~3 KiB): at
+#: most 64 MiB held whatever the pages clients ask for
+_KEPT_ANSWER_BYTES = 16 * 1024
 
 
 class _Known:
@@ -393,6 +396,7 @@ class NamespaceApp:
         result = await self._run(route, req, None, scope)
         answer = self._render(route, result)
         if stamp is not None and not (scope.get(ANSWERED_INLINE) and keepable(result)
+                                      and len(answer.body) <= _KEPT_ANSWER_BYTES
                                       and self.pipeline.answers_stamp(route.op.method, req) == stamp):
             stamp = None
         if len(self._known) >= _KNOWN_REQUESTS:

@@ -59,7 +59,7 @@ import uuid
 from dataclasses import dataclass, replace
 
 from ... import storage
-from ...base import loop_turn, refuse_blocking
+from ...base import MEMORY_READS, loop_turn, refuse_blocking
 from ...catalog import CatalogNamespace
 from ...catalog.entry import CatalogTable, is_managed, overlaps
 from ...directory_stamp import RACY_NS, DirectoryStamp
@@ -113,9 +113,6 @@ def _check_names(parts: list[str]) -> list[str]:
 
 #: the root listings' states numbered in one sequence (next() is atomic: no two share a number)
 _LISTINGS = itertools.count(1)
-#: the reads the manifest view answers without blocking when it is fresh
-_INLINE_READS = frozenset({"describe_table", "table_exists", "list_tables", "list_namespaces",
-                           "describe_namespace", "namespace_exists"})
 
 
 class DirectoryNamespace(CatalogNamespace):
@@ -187,7 +184,7 @@ class DirectoryNamespace(CatalogNamespace):
     def inline_methods(self) -> frozenset[str]:
         """Answered from the in-memory manifest view once its freshness check passes
         (a local directory listing; on object storage only within ``manifest_staleness_ms``)."""
-        return _INLINE_READS if self.manifest is not None else frozenset()
+        return MEMORY_READS if self.manifest is not None else frozenset()
 
     def answers_stamp(self, method, ident):
         """What the inline reads answer from, on local disk: the manifest's and the version
