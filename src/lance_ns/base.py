@@ -302,10 +302,11 @@ class NamespaceBase(LanceNamespace):
     def answers_stamp(self, method: str, ident: list[str] | None) -> Hashable | None:
         """What the REST server keeps an inline read's answer under: a value equal between
         two calls only if every read ``method`` (one of :attr:`inline_methods`) of the object
-        ``ident`` names (a request's ``id``) answers the same at both.  While it stays equal the server answers that very request
-        again from the bytes it answered, without calling the backend.  Called on the
-        server's event loop, so :func:`refuse_blocking` before any work that may block
-        (WouldBlock: the read is run as usual).  None, the default: nothing is kept."""
+        ``ident`` names (a request's ``id``) answers the same at both.  While it stays equal
+        the server answers that very request again from the bytes it answered, without
+        calling the backend.  Called on the server's event loop, so :func:`refuse_blocking`
+        before any work that may block (WouldBlock: the read is run as usual).  None, the
+        default: nothing is kept."""
         return None
 
     def translate_error(self, exc: Exception) -> LanceNamespaceError | None:

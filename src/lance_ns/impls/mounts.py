@@ -169,6 +169,12 @@ def _mount_configs(properties: Mapping[str, str]) -> dict[str, Callable[[], Lanc
     return mounts
 
 
+def _from_memory(namespace: LanceNamespace) -> frozenset[str]:
+    """The reads a mounted namespace answers from memory (its ``inline_methods``; none for one
+    that is not ours)."""
+    return getattr(namespace, "inline_methods", None) or frozenset()
+
+
 def _every_mount(capability: str) -> property:
     """A capability of the mounts: true where every mount has it (false while one is down)."""
 
@@ -254,7 +260,7 @@ class MountsNamespace(NamespaceBase):
         for mount in self._mounts.values():
             namespace = mount.connected_namespace
             if namespace is not None:
-                inline.update(getattr(namespace, "inline_methods", ()) or ())
+                inline.update(_from_memory(namespace))
         return frozenset(inline)
 
     def answers_stamp(self, method, ident):
@@ -264,7 +270,7 @@ class MountsNamespace(NamespaceBase):
             return ()
         mount = self._mounts.get(ident[0])
         namespace = None if mount is None else mount.connected_namespace
-        if namespace is None or method not in (getattr(namespace, "inline_methods", None) or ()):
+        if namespace is None or method not in _from_memory(namespace):
             return None
         stamp_of = getattr(namespace, "answers_stamp", None)
         own = None if stamp_of is None else stamp_of(method, ident[1:])
@@ -387,7 +393,7 @@ class MountsNamespace(NamespaceBase):
         method = getattr(namespace, op.method, None)
         if method is None:
             raise UnsupportedOperationError(f"{op.op_id} is not supported by mount {name!r}")
-        if op.method not in (getattr(namespace, "inline_methods", None) or ()):
+        if op.method not in _from_memory(namespace):
             refuse_blocking(f"{op.op_id} on mount {name!r}")  # served: this mount's calls run on the threads
         if isinstance(namespace, NamespaceBase):
             if namespace.limits == self.limits:  # checked on the way in, by the same limits: not again

@@ -358,7 +358,7 @@ class NamespaceApp:
             if seen is not None and seen.principal is principal:  # built and checked before
                 stamp = self.pipeline.answers_stamp(op.method, seen.req)
                 if stamp is not None and stamp == seen.stamp:
-                    self.pipeline.label(seen.req, request.scope)  # (the metrics' mount)
+                    self.pipeline.label_mount(seen.req, request.scope)  # (for the metrics)
                     return seen.answer  # what the backend reads is as it was: so is the answer
                 return await self._known_read(route, seen.req, known, stamp, request.scope)
         if route.body == "json":

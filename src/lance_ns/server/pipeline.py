@@ -88,14 +88,18 @@ class _Step(NamedTuple):
     mutating: bool  # audited
     vends: bool  # its answer may carry vended credentials (capped for a principal that may only read)
     inline: bool  # tried on the event loop first
-    keeps: bool  # its answers may be kept under the backend's answers_stamp (the backend keeps any)
+    stamp: Any  # stamp(id): the backend's answers_stamp of this read; None: its answers are never kept
+
+
+def _storage_options(result: Any) -> Any:
+    """The ``storage_options`` of an answer (a response model or a map), None without any."""
+    return result.get("storage_options") if isinstance(result, Mapping) else getattr(result, "storage_options", None)
 
 
 def keepable(result: Any) -> bool:
     """Whether a read's result may be kept while its stamp holds: not one carrying vended
     credentials, which expire (a backend vends off the event loop, so this is a second net)."""
-    opts = result.get("storage_options") if isinstance(result, Mapping) else getattr(result, "storage_options", None)
-    return not vending.is_vended(opts)
+    return not vending.is_vended(_storage_options(result))
 
 
 class Busy(ServiceUnavailableError):
@@ -292,7 +296,7 @@ class Pipeline:
         method = route.op.method
         step = self._steps.get(method) or self._step(method)
         fn = step.fn
-        mount = self.label(req, scope)
+        mount = self.label_mount(req, scope)
         try:
             need = self.authorize(principal, route, req)
             if need is not None and step.vends and not all(principal.may(A.WRITE, ns) for ns in need.namespaces):
@@ -328,9 +332,17 @@ class Pipeline:
             mutating=not A.is_read_method(method),
             vends=self._vends and method in _VENDING_METHODS,
             inline=method in self.inline_methods,
-            keeps=method in self.inline_methods and callable(getattr(self.namespace, "answers_stamp", None)),
+            stamp=self._stamp_of(method),
         )
         return step
+
+    def _stamp_of(self, method: str):
+        """The backend's ``answers_stamp`` of an inline read ``method``, given the id (None: a
+        read not answered from memory, or a backend that keeps no answers)."""
+        stamp_of = getattr(self.namespace, "answers_stamp", None)
+        if method not in self.inline_methods or not callable(stamp_of):
+            return None
+        return functools.partial(stamp_of, method)
 
     def answers_stamp(self, method: str, req: Any) -> Any:
         """The backend's stamp of what an inline read ``method`` of ``req`` answers (its
@@ -339,11 +351,10 @@ class Pipeline:
         from memory, a backend that keeps none, or a stamp that would block or fail (the
         read itself then runs, and answers as it does)."""
         step = self._steps.get(method) or self._step(method)
-        if not step.keeps:
+        if step.stamp is None:
             return None
         try:
-            return on_event_loop(functools.partial(self.namespace.answers_stamp, method), getattr(req, "id", None),
-                                 self._turns.current())
+            return on_event_loop(step.stamp, getattr(req, "id", None), self._turns.current())
         except WouldBlock:
             return None
         except Exception:  # noqa: BLE001 - the read itself reports what failed
@@ -357,7 +368,7 @@ class Pipeline:
             return functools.partial(self.namespace.call_checked, method)
         return functools.partial(_call_method, self.namespace, method)
 
-    def label(self, req: Any, scope: dict | None) -> str | None:
+    def label_mount(self, req: Any, scope: dict | None) -> str | None:
         """The mount a request's id names (a ``mounts`` namespace served; None otherwise), left
         in its ``scope`` for the metrics (an answer kept by the app is labelled here too)."""
         if not self._mounts:
@@ -383,13 +394,12 @@ class Pipeline:
         backend vends for the table stay."""
         if not self._own_secrets:
             return result
-        is_map = isinstance(result, Mapping)
-        opts = result.get("storage_options") if is_map else getattr(result, "storage_options", None)
+        opts = _storage_options(result)
         if not isinstance(opts, Mapping) or not opts:
             return result
         kept = {k: v for k, v in opts.items() if not (is_secret_key(k) and str(v) in self._own_secrets)}
         if len(kept) == len(opts):
             return result
-        if is_map:
+        if isinstance(result, Mapping):
             return {**result, "storage_options": kept or None}
         return result.model_copy(update={"storage_options": kept or None})
