@@ -6,9 +6,10 @@ import socket
 import uuid
 
 import lance
+import lance.namespace
 import pyarrow as pa
 import pytest
-from lance_namespace import BatchCreateTableVersionsRequest, CreateTableVersionEntry, LanceNamespace
+from lance_namespace import BatchCreateTableVersionsRequest, CreateTableVersionEntry, DescribeTableRequest, LanceNamespace
 
 import lance_ns
 from lance_ns.errors import code_of
@@ -318,12 +319,17 @@ def test_a_mount_connected_after_the_server_started_is_served_as_it_would_be_alo
     monkeypatch.setattr(DirectoryNamespace, "get_table_entry", spy)
     with run_server_in_thread(lake, log_requests=False, ui=False) as srv, httpx.Client(base_url=srv.url, timeout=30) as c:
         assert c.post("/v1/namespace/late$d/create", json={}).status_code == 200  # connects it (on a thread)
-        assert c.post("/v1/table/late$d$t/declare", json={}).status_code == 200
+        client = lance.namespace.RestNamespace(uri=srv.url)  # pylance's Rust client writes and reads
+        lance.write_dataset(pa.table({"x": [1, 2]}), namespace_client=client, table_id=["late", "d", "t"],
+                            mode="create")
         seen.clear()
         for _ in range(2):
-            answer = c.post("/v1/table/late$d$t/describe", json={})
-            assert answer.status_code == 200 and answer.json()["namespace"] == ["late", "d"], answer.text
+            assert client.describe_table(DescribeTableRequest(id=["late", "d", "t"])).namespace == ["late", "d"]
         assert seen and not any(n.startswith("lance-ns-backend") for n in seen), seen
+        assert lance.dataset(namespace_client=client, table_id=["late", "d", "t"]).count_rows() == 2
+    mounted = lance_ns.connect("dir", {"root": str(tmp_path / "late")})  # ours reads what pylance wrote
+    assert lance.dataset(mounted.describe_table({"id": ["d", "t"]}).location).count_rows() == 2
+    mounted.close()
 
 
 def test_the_roots_listing_of_every_table_pages_mount_by_mount(tmp_path):

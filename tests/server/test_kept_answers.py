@@ -249,3 +249,38 @@ def test_a_large_answer_is_not_kept(unlisted, monkeypatch):
         small = [c.get("/v1/namespace/big/table/list?limit=2") for _ in range(3)]
         assert all(p.json()["tables"] == small[0].json()["tables"] for p in small)
     assert calls.count("list_tables") == 4, calls  # the large page thrice, the small page once
+
+
+def test_pylance_through_our_server_sees_at_once_what_pylances_own_directory_namespace_changes(tmp_path, monkeypatch):
+    """Clients we did not write on both sides: pylance's Rust ``RestNamespace`` reads through a
+    server keeping answers, while pylance's Rust ``DirectoryNamespace`` (another writer of the
+    same ``__manifest``) drops and writes tables.  A kept describe never outlives its change,
+    and every table either writes is read back by the other and by ours."""
+    import lance.namespace
+    from lance_namespace import DescribeTableRequest, DropTableRequest
+
+    root = tmp_path / "lake"
+    ns = lance_ns.connect("dir", {"root": str(root)})
+    ns.create_namespace({"id": ["db"]})
+    theirs = lance.namespace.DirectoryNamespace(root=str(root))
+    calls = _backend_calls(monkeypatch, ns)
+    rows = pa.table({"x": [1, 2, 3]})
+    with run_server_in_thread(ns, log_requests=False, ui=False) as srv:
+        client = lance.namespace.RestNamespace(uri=srv.url)
+        lance.write_dataset(rows, namespace_client=client, table_id=["db", "t"], mode="create")
+        time.sleep(SETTLE)  # (the new table's directory changed the root just now)
+        before = calls.count("describe_table")
+        described = [client.describe_table(DescribeTableRequest(id=["db", "t"])) for _ in range(4)]
+        assert all(d.location == described[0].location for d in described)
+        assert calls.count("describe_table") - before <= 2, calls  # the rest were kept
+        assert lance.dataset(namespace_client=theirs, table_id=["db", "t"]).count_rows() == 3  # theirs reads ours
+        assert lance.dataset(ns.describe_table({"id": ["db", "t"]}).location).count_rows() == 3
+
+        theirs.drop_table(DropTableRequest(id=["db", "t"]))  # another process's commit
+        with pytest.raises(Exception, match="(?i)not (be )?found|does not exist"):
+            client.describe_table(DescribeTableRequest(id=["db", "t"]))
+
+        lance.write_dataset(rows, namespace_client=theirs, table_id=["db", "u"], mode="create")
+        assert lance.dataset(namespace_client=client, table_id=["db", "u"]).count_rows() == 3  # ours serves theirs
+        assert lance.dataset(ns.describe_table({"id": ["db", "u"]}).location).count_rows() == 3
+    ns.close()
