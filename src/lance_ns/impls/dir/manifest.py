@@ -389,7 +389,7 @@ class Manifest:
         """The entries of ``kind`` whose object_id starts with ``prefix``, by object_id."""
         self.current()
         with self._reading() as view:
-            return sorted(view.of_kind(kind, prefix), key=lambda e: e.object_id)
+            return view.under_prefix(kind, prefix)
 
     def entries(self, kind: str) -> list[Entry]:
         """Every entry of ``kind`` (TABLE or NAMESPACE)."""

@@ -22,6 +22,7 @@ from typing import Callable, Iterator, NamedTuple
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from sortedcontainers import SortedList
 
 from ...datasets import sql_string
 from ...gc_pause import gc_paused
@@ -98,10 +99,14 @@ class Entries:
         row = self._rows.pop(oid, None)
         return None if row is None else _entry(oid, row)
 
-    def of_kind(self, kind: str, prefix: str = "") -> Iterator[Entry]:
-        """The entries of ``kind`` whose object_id starts with ``prefix``."""
+    def of_kind(self, kind: str) -> Iterator[Entry]:
+        """The entries of ``kind``."""
         head = kind + _NUL
-        return (_entry(oid, row) for oid, row in self._rows.items() if row.startswith(head) and oid.startswith(prefix))
+        return (_entry(oid, row) for oid, row in self._rows.items() if row.startswith(head))
+
+    def ids(self) -> Iterator[str]:
+        """Every entry's object_id (in no order)."""
+        return iter(self._rows)
 
     def kinds(self) -> Iterator[tuple[str, str]]:
         """(object_id, kind) of every entry."""
@@ -395,6 +400,10 @@ class ManifestView:
         self._children: dict | None = None
         #: root directory -> entries living in it that are not named after it (None: to be counted)
         self._other_dirs = other_dirs
+        #: every object_id in order, for the entries under a prefix (a table's rows of the version
+        #: store: a scan of every table's would cost what the store holds); built on the first
+        #: such read, kept up to date by every change (O(log n) each)
+        self._ordered: SortedList | None = None
         #: a number no other state of any view has had: new after each change (:meth:`_changed`)
         self.generation = next(_GENERATIONS)
 
@@ -500,6 +509,8 @@ class ManifestView:
         the caller that writes or read it); its kind."""
         # (a bulk declaration calls this per table: no SortedList built as a default, no oid split twice)
         kind, _, location = _fields(row)
+        if self._ordered is not None and oid not in self.entries:
+            self._ordered.add(oid)
         self.entries.add_row(oid, row)
         self._where[oid] = fragment_key
         if self._other_dirs is not None:
@@ -514,6 +525,8 @@ class ManifestView:
         self._where.pop(oid, None)
         if entry is None:
             return
+        if self._ordered is not None:
+            self._ordered.discard(oid)
         if entry.kind == TABLE_VERSION and self.versions_here:
             self.versions_here = [e for e in self.versions_here if e.object_id != oid]
         if self._other_dirs is not None:
@@ -571,9 +584,24 @@ class ManifestView:
                     parents.append(oid)
         return found
 
-    def of_kind(self, kind: str, prefix: str = "") -> Iterator[Entry]:
-        """The entries of ``kind`` whose object_id starts with ``prefix`` (in no order)."""
-        return self.entries.of_kind(kind, prefix)
+    def of_kind(self, kind: str) -> Iterator[Entry]:
+        """The entries of ``kind`` (in no order)."""
+        return self.entries.of_kind(kind)
+
+    def under_prefix(self, kind: str, prefix: str) -> list[Entry]:
+        """The entries of ``kind`` whose object_id starts with ``prefix``, by object_id: read
+        from the ordered ids, so it costs what lies under the prefix."""
+        if self._ordered is None:
+            with gc_paused():
+                self._ordered = SortedList(self.entries.ids())
+        found = []
+        for oid in self._ordered.irange(minimum=prefix):
+            if not oid.startswith(prefix):
+                break
+            entry = self.entries[oid]
+            if entry.kind == kind:
+                found.append(entry)
+        return found
 
     def holds_dir(self, directory: str) -> bool:
         """Whether an entry's location lies in the root directory ``directory``."""
