@@ -188,8 +188,8 @@ def test_a_tables_version_rows_are_read_from_the_ordered_ids_as_they_change(monk
     assert [e.object_id for e in v.under_prefix(TABLE_VERSION, "h1/v/")] == [f"h1/v/{n:020d}" for n in range(1, 6)]
 
     read = []
-    real_entry = view_module._entry
-    monkeypatch.setattr(view_module, "_entry", lambda oid, r: read.append(oid) or real_entry(oid, r))
+    real_row = view_module.Entries.row
+    monkeypatch.setattr(view_module.Entries, "row", lambda entries, oid: read.append(oid) or real_row(entries, oid))
     for step in range(300):  # changes after the ids were ordered: a new version, a row removed, one written again
         table, version = rng.randrange(40), rng.randrange(1, 9)
         oid = f"h{table}/v/{version:020d}"

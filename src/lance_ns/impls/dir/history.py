@@ -11,6 +11,7 @@ the history, a table declared again under the name starts empty.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from dataclasses import replace
@@ -36,6 +37,16 @@ def history_id(table) -> str | None:
     return (table.properties or {}).get(HISTORY_KEY) or table.entry.object_id
 
 
+@functools.lru_cache(maxsize=8192)
+def _record(raw: str) -> dict:
+    """A version row's record, parsed once: every answer about a managed table reads its
+    whole history, several times a commit, and parsing each record again (~3 us) made a
+    table's commits cost more with every version it had.  Shared between reads: records
+    are read, never changed (a row's record is written once; a row withdrawn and granted
+    again is another string)."""
+    return json.loads(raw)
+
+
 class VersionStoreHistory:
     """The history store of a :class:`~.namespace.DirectoryNamespace` (``ns``): the
     three methods of :class:`~lance_ns.catalog.versions.PropertyHistory`, plus
@@ -56,7 +67,7 @@ class VersionStoreHistory:
         return self.ns.version_store.with_prefix(f"{history}/v/", TABLE_VERSION)
 
     def versions(self, ns, table):
-        return [json.loads(e.properties["record"]) for e in self._version_rows(history_id(table))]
+        return [_record(e.properties["record"]) for e in self._version_rows(history_id(table))]
 
     def add(self, items):
         """One version-store commit for every table: a version's row id is unique, so of

@@ -143,6 +143,12 @@ def _entry(oid: str, row: str) -> Entry:
     return Entry(oid, kind, location or None, None if pairs is None else dict(pairs))
 
 
+#: the entries read under a prefix (a table's rows of the version store, read whole several
+#: times a commit), each built once per row and shared: their one reader (the version history)
+#: never changes them
+_shared_entry = functools.lru_cache(maxsize=8192)(_entry)
+
+
 @functools.lru_cache(maxsize=4096)
 def _metadata_pairs(raw: str) -> tuple | None:
     """A row's metadata JSON parsed, for the tables read again and again (a describe of
@@ -598,7 +604,7 @@ class ManifestView:
         for oid in self._ordered.irange(minimum=prefix):
             if not oid.startswith(prefix):
                 break
-            entry = self.entries[oid]
+            entry = _shared_entry(oid, self.entries.row(oid))
             if entry.kind == kind:
                 found.append(entry)
         return found
