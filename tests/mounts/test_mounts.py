@@ -372,3 +372,29 @@ def test_the_roots_listing_of_every_table_pages_mount_by_mount(tmp_path):
     assert _code(lambda: lake.list_all_tables({"limit": 3, "page_token": "bm90IG91cnM"})) == 13  # not a token we gave
     for ns in dirs.values():
         ns.close()
+
+
+def test_a_mount_connected_again_is_called_on_its_new_connection(tmp_path):
+    """How a call reaches a mount is worked out once per connection (Mount.route): after the
+    mount is closed and connected again, calls reach the new namespace object, through its
+    checked boundary where it is ours (the request checked once, on the way in), and a request
+    over the limits is still refused before it reaches the mount."""
+    made = []
+
+    def connect():
+        made.append(lance_ns.connect("dir", {"root": str(tmp_path / "lake")}))
+        return made[-1]
+
+    ns = MountsNamespace.of({"lake": connect})
+    ns.create_namespace({"id": ["lake", "s"]})
+    ns.declare_table({"id": ["lake", "s", "t"]})
+    assert ns.describe_table({"id": ["lake", "s", "t"]}).namespace == ["lake", "s"]
+    first = made[-1]
+    seen = []
+    first.__dict__["describe_table"] = lambda request: seen.append(("first", request.id))  # a stand-in, per object
+    ns.describe_table({"id": ["lake", "s", "t"]})
+    assert seen == [("first", ["s", "t"])]
+    ns._mounts["lake"].close()
+    assert ns.describe_table({"id": ["lake", "s", "t"]}).location  # connected again: the new object answers
+    assert made[-1] is not first and seen == [("first", ["s", "t"])]
+    assert _code(lambda: ns.describe_table({"id": ["lake", "s", "x" * 300]})) == 13  # over the limits: refused here
