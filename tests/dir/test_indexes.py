@@ -205,3 +205,27 @@ def test_a_tables_version_rows_are_read_from_the_ordered_ids_as_they_change(monk
         assert got == sorted(o for o in held if o.startswith(prefix)), step
         # only the rows under the prefix were read (the other kind's there too, to know its kind)
         assert sorted(read) == sorted(got + (["h1/v/x"] if prefix == "h1/v/" else []))
+
+
+def test_a_managed_tables_versions_are_parsed_once_not_on_every_read(tmp_path):
+    """Every answer about a managed table reads its whole history (several reads a commit):
+    a version row's record is parsed the first time it is read, then never again while it
+    is held (before, each read parsed every record: commits cost more with every version)."""
+    import lance
+
+    from lance_ns.impls.dir import history
+
+    ns = lance_ns.connect("dir", {"root": str(tmp_path)})
+    ns.create_namespace({"id": ["s"]})
+    ns.declare_table({"id": ["s", "t"], "properties": {"managed_versioning": "true"}})
+    for i in range(12):
+        lance.write_dataset(pa.table({"x": [i]}), namespace_client=ns, table_id=["s", "t"], mode="append")
+    assert ns.describe_table({"id": ["s", "t"]}).version == 12
+    parsed = history._record.cache_info().misses
+    for _ in range(5):
+        assert ns.describe_table({"id": ["s", "t"]}).version == 12
+        assert [v.version for v in ns.list_table_versions({"id": ["s", "t"]}).versions] == list(range(1, 13))
+    assert history._record.cache_info().misses == parsed  # 10 more reads of 12 versions: nothing parsed again
+    lance.write_dataset(pa.table({"x": [99]}), namespace_client=ns, table_id=["s", "t"], mode="append")
+    assert ns.describe_table({"id": ["s", "t"]}).version == 13
+    assert history._record.cache_info().misses == parsed + 1  # the new version's record, once
