@@ -131,8 +131,8 @@ class Mount:
         ours = isinstance(namespace, NamespaceBase)
         if ours and namespace.limits == limits:
             call = functools.partial(namespace.call_checked, method)
-        self._routes[method] = (namespace, call, method in _from_memory(namespace), ours)
-        return call, method in _from_memory(namespace), ours
+        route = self._routes[method] = (namespace, call, method in _from_memory(namespace), ours)
+        return route[1:]
 
     def unavailable(self, cause: Exception) -> ServiceUnavailableError:
         """The 17 this mount answers when ``cause`` kept it from answering."""
@@ -392,7 +392,8 @@ class MountsNamespace(NamespaceBase):
 
     # -- one call on one mount ------------------------------------------------------------
     def _dispatch(self, op: Operation, request: Any, *data: Any) -> Any:
-        if _id_fields(type(request)) == _ID_ONLY:  # nearly every request: its id alone
+        id_only = _id_fields(type(request)) == _ID_ONLY  # nearly every request: its id alone
+        if id_only:
             ids = [list(request.id)] if isinstance(request.id, list) else []
         else:
             ids = list(_ids_in(request))
@@ -425,8 +426,7 @@ class MountsNamespace(NamespaceBase):
             from ..datasets import ipc_stream_bytes
 
             data = tuple(ipc_stream_bytes(d) for d in data)  # a table our server decoded, for one that takes bytes
-        own_request = (request.model_copy(update={"id": own_id}) if len(ids) == 1 and _id_fields(type(request)) == _ID_ONLY
-                       else _rebased(request, lambda i: i[1:]))
+        own_request = request.model_copy(update={"id": own_id}) if id_only else _rebased(request, lambda i: i[1:])
         try:
             answer = method(own_request, *data)
         except (UnsupportedOperationError, NotImplementedError) as e:
