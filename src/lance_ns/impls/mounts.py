@@ -392,11 +392,7 @@ class MountsNamespace(NamespaceBase):
 
     # -- one call on one mount ------------------------------------------------------------
     def _dispatch(self, op: Operation, request: Any, *data: Any) -> Any:
-        id_only = _id_fields(type(request)) == _ID_ONLY  # nearly every request: its id alone
-        if id_only:
-            ids = [list(request.id)] if isinstance(request.id, list) else []
-        else:
-            ids = list(_ids_in(request))
+        ids = _ids_of(request)
         if ids in ([], [[]]):  # no id, or the root's
             return self._answer_root(op, request)
         if not all(ids):  # e.g. RenameTable of a mount's table into the root
@@ -426,9 +422,8 @@ class MountsNamespace(NamespaceBase):
             from ..datasets import ipc_stream_bytes
 
             data = tuple(ipc_stream_bytes(d) for d in data)  # a table our server decoded, for one that takes bytes
-        own_request = request.model_copy(update={"id": own_id}) if id_only else _rebased(request, lambda i: i[1:])
         try:
-            answer = method(own_request, *data)
+            answer = method(_rebased(request, lambda i: i[1:]), *data)
         except (UnsupportedOperationError, NotImplementedError) as e:
             raise UnsupportedOperationError(f"mount {name!r}: {e or op.op_id + ' is not supported'}") from e
         except LanceNamespaceError:
@@ -471,6 +466,14 @@ def _models_in(annotation: Any) -> list[type]:
     if isinstance(annotation, type):
         return [annotation] if issubclass(annotation, BaseModel) else []
     return [m for arg in typing.get_args(annotation) for m in _models_in(arg)]
+
+
+def _ids_of(request: Any) -> list[list[str]]:
+    """Every id a request carries: nearly every request carries its ``id`` alone, read
+    without walking its fields (:func:`_ids_in`)."""
+    if _id_fields(type(request)) == _ID_ONLY:
+        return [list(request.id)] if isinstance(request.id, list) else []
+    return list(_ids_in(request))
 
 
 def _ids_in(model: Any):
