@@ -15,7 +15,7 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 FLOORS = {
     "lance_ns.errors": 0, "lance_ns.error_codes": 0, "lance_ns.invalid_input": 0, "lance_ns.deferred_client": 0,
     "lance_ns.identifiers": 1, "lance_ns.modes": 1, "lance_ns.paging": 1,
-    "lance_ns.limits": 1, "lance_ns.gc_pause": 1, "lance_ns.redact": 1, "lance_ns.readable": 1, "lance_ns.retry": 1,
+    "lance_ns.limits": 1, "lance_ns.gc_pause": 1, "lance_ns.redact": 1, "lance_ns.readable": 1, "lance_ns.retry": 1, "lance_ns.tls": 1,
     "lance_ns.storage": 2, "lance_ns.directory_stamp": 2, "lance_ns.vending": 2, "lance_ns.base": 3, "lance_ns.protocol": 4, "lance_ns.detail": 3,
     "lance_ns.ledger": 3, "lance_ns.walk": 3, "lance_ns.datasets": 4, "lance_ns.dataops": 5,
     "lance_ns.tableops": 6, "lance_ns.catalog": 7, "lance_ns.impls": 8, "lance_ns.config": 9,

@@ -36,7 +36,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .process import stop_by_pid
+from .process import poller, stop_by_pid
 from .hms import _with_parent_death_signal, free_port
 from .mvn import maven_classpath
 
@@ -138,7 +138,7 @@ class IcebergRestServer:
                 raise RuntimeError(
                     f"the Iceberg REST server exited with {self.proc.returncode}: {self._log_tail()}")
             try:
-                if httpx.get(f"{self.url}/v1/config", timeout=2).status_code == 200:
+                if poller.get(f"{self.url}/v1/config").status_code == 200:
                     break
             except httpx.HTTPError:
                 pass

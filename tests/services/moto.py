@@ -294,7 +294,7 @@ def iam_moto_server(bucket: str):
     import boto3
     import httpx
 
-    from .process import stop_by_pid
+    from .process import poller, stop_by_pid
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -306,7 +306,7 @@ def iam_moto_server(bucket: str):
         deadline = time.monotonic() + 60
         while True:
             try:
-                if httpx.get(f"{endpoint}/moto-api/", timeout=2).status_code == 200:
+                if poller.get(f"{endpoint}/moto-api/").status_code == 200:
                     break
             except httpx.HTTPError:
                 pass

@@ -174,7 +174,7 @@ def _start() -> SeaweedFS:
 def _wait_ready(info: SeaweedFS, proc: subprocess.Popen, timeout: float = 60.0) -> None:
     """Ready = a token is issued and the warehouse's namespaces can be listed
     (the table bucket exists) and the S3 endpoint answers."""
-    import httpx
+    from .process import poller
 
     deadline = time.monotonic() + timeout
     last: object = None
@@ -182,7 +182,7 @@ def _wait_ready(info: SeaweedFS, proc: subprocess.Popen, timeout: float = 60.0) 
         if proc.poll() is not None:
             raise RuntimeError(f"weed exited with {proc.returncode}; see {_tmp}/weed.log")
         try:
-            tok = httpx.post(
+            tok = poller.post(
                 f"{info.iceberg_url}/v1/oauth/tokens",
                 data={"grant_type": "client_credentials", "client_id": info.access_key,
                       "client_secret": info.secret_key},
@@ -190,9 +190,9 @@ def _wait_ready(info: SeaweedFS, proc: subprocess.Popen, timeout: float = 60.0) 
             )
             tok.raise_for_status()
             headers = {"Authorization": f"Bearer {tok.json()['access_token']}"}
-            r = httpx.get(f"{info.iceberg_url}/v1/{info.warehouse}/namespaces", headers=headers, timeout=2)
+            r = poller.get(f"{info.iceberg_url}/v1/{info.warehouse}/namespaces", headers=headers)
             r.raise_for_status()
-            httpx.get(info.s3_url, timeout=2)  # any answer: the S3 listener is up
+            poller.get(info.s3_url)  # any answer: the S3 listener is up
             return
         except Exception as e:  # not up yet
             last = e

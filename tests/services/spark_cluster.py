@@ -33,6 +33,7 @@ import httpx
 import pyspark
 
 from .hms import _with_parent_death_signal, free_port
+from .process import poller
 
 SPARK_HOME = Path(pyspark.__file__).parent
 HOST = "127.0.0.1"
@@ -128,7 +129,7 @@ class SparkStandalone:
 
     def status(self) -> dict:
         """The master's JSON status (workers, running applications)."""
-        return httpx.get(f"http://{HOST}:{self.webui_port}/json/", timeout=2).json()
+        return poller.get(f"http://{HOST}:{self.webui_port}/json/").json()
 
     def _alive_workers(self) -> int:
         try:

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import httpx
 
-from .process import stop_by_pid
+from .process import poller, stop_by_pid
 from .hms import _with_parent_death_signal
 from .mvn import MavenError, maven_classpath
 
@@ -149,7 +149,7 @@ class UnityOss:
 
     def ready(self, timeout: float = 2.0) -> bool:
         try:
-            return httpx.get(f"{self.endpoint}{PREFIX}/catalogs", timeout=timeout).status_code == 200
+            return poller.get(f"{self.endpoint}{PREFIX}/catalogs", timeout=timeout).status_code == 200
         except httpx.HTTPError:
             return False
 

@@ -37,7 +37,7 @@ from urllib.parse import quote
 import httpx
 from lance_namespace import CountTableRowsResponse, QueryTableResponse
 
-from .. import retry
+from .. import retry, tls
 from ..base import NamespaceBase, normalising
 from ..errors import (
     InvalidInputError,
@@ -104,7 +104,7 @@ class RestNamespace(NamespaceBase):
         if key and not cert:
             raise InvalidInputError("tls.key_file needs tls.cert_file")
         if verify and not (ca or cert):
-            return True  # httpx's default context (certifi)
+            return tls.default_context()
         import ssl
 
         ctx = ssl.create_default_context(cafile=ca) if ca else ssl.create_default_context()

@@ -34,7 +34,7 @@ from urllib.parse import quote, unquote, urlparse
 
 import httpx
 
-from .. import ledger, retry, storage
+from .. import ledger, retry, storage, tls
 from ..catalog import CatalogNamespace
 from ..catalog.entry import VERSIONS_KEY, CatalogTable, is_managed, shown_properties
 from ..errors import (
@@ -115,6 +115,7 @@ class UnityNamespace(CatalogNamespace):
             base_url=self.endpoint,
             headers=headers,
             timeout=httpx.Timeout(read, connect=connect, pool=connect),
+            verify=tls.default_context(),
         )
 
     def close(self) -> None:
