@@ -24,7 +24,9 @@ import threading
 
 
 def stall_second_task(batches):
-    """mapInPandas: the rows as they come; the second partition's task then never ends."""
+    """mapInArrow: the rows as they come; the second partition's task then never ends.  (Arrow,
+    not pandas: each of the jobs' Python workers would import pandas, ~1.5 s of CPU apiece, all
+    at once on 2 cores.)"""
     import time
 
     import pyspark
@@ -49,7 +51,7 @@ def stream(spark, root: str, table: str, stall: bool) -> None:
     """The streaming query of form ``stream`` into ``table``, until it has read all there is."""
     source = spark.readStream.option("fragmentsPerPartition", "1").table(table.rsplit(".", 1)[0] + ".stream_source")
     if stall:
-        source = source.mapInPandas(stall_second_task, "n BIGINT, s STRING")
+        source = source.mapInArrow(stall_second_task, "n BIGINT, s STRING")
     query = (source.writeStream.option("checkpointLocation", f"{root}/checkpoint-{table}")
              .trigger(availableNow=True).toTable(table))
     query.awaitTermination()
@@ -75,7 +77,7 @@ def run_sql(root: str, statements: list[str], streams: list[str]) -> None:
 def main(root: str, jobs: list[str]) -> None:
     spark = session(root, 2 * len(jobs) + 2)
     rows = (spark.range(100, 300, numPartitions=2).selectExpr("id AS n", "CAST(id AS STRING) AS s")
-            .mapInPandas(stall_second_task, "n BIGINT, s STRING"))
+            .mapInArrow(stall_second_task, "n BIGINT, s STRING"))
 
     def write(form: str, table: str) -> None:
         if form == "append":

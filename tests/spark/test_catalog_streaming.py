@@ -57,7 +57,7 @@ def test_stream_between_catalog_tables(spark, catalog, db, tmp_path):
 
 
 def _fail_second_task(batches):
-    """mapInPandas: the first partition's rows pass; the second task fails after its rows,
+    """mapInArrow: the first partition's rows pass; the second task fails after its rows,
     late enough for the first to have finished (its files written, its message with the driver)."""
     import time
 
@@ -94,7 +94,7 @@ def test_a_failed_micro_batch_commits_nothing_and_the_restart_writes_it_once(spa
         return query.exception()
 
     stream = spark.readStream.option("fragmentsPerPartition", "1").table(source)
-    failed = run(stream.mapInPandas(_fail_second_task, "id BIGINT, page STRING"))
+    failed = run(stream.mapInArrow(_fail_second_task, "id BIGINT, page STRING"))
     assert failed is not None and "a task of this micro-batch fails" in str(failed)
     assert pylance(catalog, sink).equals(before) and data_files() == []  # nothing committed, nothing left
     assert run(stream) is None  # the same micro-batch, from the checkpoint
