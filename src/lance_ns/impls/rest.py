@@ -15,7 +15,9 @@ the server reads it.  Properties (strings, like every impl):
   (5000): exponential backoff with full jitter;
 * TLS: ``tls.verify`` (true), ``tls.ssl_ca_cert`` (CA bundle path),
   ``tls.cert_file`` / ``tls.key_file`` (client certificate), also spelled
-  ``tls.ca_cert``, ``tls.client_cert``, ``tls.client_key``;
+  ``tls.ca_cert``, ``tls.client_cert``, ``tls.client_key``.  Without a CA bundle or
+  certificate, the server is verified against ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` or
+  certifi's bundle, as httpx would, loaded once per process (:mod:`lance_ns.tls`);
 * ``pool.max_connections`` (32): the size of the one pooled ``httpx.Client``;
 * ``storage.KEY``: this client's own storage options (its credentials for the tables'
   object store, say), added to every answer's ``storage_options`` where the server's
