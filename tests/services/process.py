@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import time
 
@@ -16,8 +17,8 @@ poller = httpx.Client(timeout=2)
 def wait_healthy(proc: subprocess.Popen, url: str, timeout: float = 60.0, verify=True) -> None:
     """Poll ``url``/health until it answers 200; raise if ``proc`` exits or time runs out."""
     deadline = time.monotonic() + timeout
-    http = poller if verify is True else httpx.Client(timeout=2, verify=verify)
-    try:
+    # (a TLS test's own trust: a client of its own for the whole wait)
+    with contextlib.nullcontext(poller) if verify is True else httpx.Client(timeout=2, verify=verify) as http:
         while True:
             if proc.poll() is not None:
                 output = proc.stderr or proc.stdout
@@ -30,9 +31,6 @@ def wait_healthy(proc: subprocess.Popen, url: str, timeout: float = 60.0, verify
             if time.monotonic() > deadline:
                 raise RuntimeError("server did not start")
             time.sleep(0.2)
-    finally:
-        if http is not poller:
-            http.close()
 
 
 def stop_by_pid(proc: subprocess.Popen | None) -> None:
